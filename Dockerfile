@@ -1,0 +1,14 @@
+# One image for web, worker and beat (the command differs). CPU torch keeps it small.
+FROM python:3.11-slim
+ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 HF_HUB_OFFLINE=1
+WORKDIR /app
+RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
+COPY pyproject.toml README.md ./
+COPY webapp ./webapp
+COPY ingest ./ingest
+COPY rca ./rca
+RUN pip install .
+COPY . .
+RUN DATABASE_URL=postgresql://build@localhost/build python manage.py collectstatic --noinput
+EXPOSE 8000
+CMD ["gunicorn", "webapp.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -1,0 +1,42 @@
+# Rootcause — `make help` lists the targets.
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test lint bench clean
+
+help: ## show this help
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	@# torch first and pinned: the CPU build on local disk; anything else may pull CUDA.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP) ## create .venv and install everything (torch CPU first)
+
+run: $(STAMP) ## start database, worker and web server on 127.0.0.1:$${PORT:-8000}
+	exec $(PY) manage.py run
+
+test: $(STAMP) ## run the whole test suite (unit, integration, browser)
+	@# a cluster of its own, so tests never touch (or stop) the `make run` database
+	RCA_DATA_DIR=$(CURDIR)/.data/test $(PY) -m pytest
+
+lint: $(STAMP) ## ruff lint + format check, migrations in sync
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py makemigrations --check --dry-run
+
+bench: $(STAMP) ## run the benchmarks (they print figures)
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean: ## remove local state (.data: database, credentials)
+	-$(PY) -c "from webapp import embedded; embedded.stop()" 2>/dev/null
+	rm -rf .data

@@ -1,0 +1,1 @@
+"""Receiving incidents: schema, auth, limits, scrubbing, parsing, grouping, storage, the API."""

@@ -1,0 +1,126 @@
+"""What ingestion stores: projects and their keys, issues (groups) and incidents (occurrences)."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import models
+from django.db.models import Q
+
+
+def _sentry_key() -> str:
+    return secrets.token_hex(16)
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    # The public key of the Sentry DSN (public like Sentry's: it only allows sending events).
+    sentry_key = models.CharField(max_length=64, unique=True, default=_sentry_key)
+    slack_webhook_url = models.URLField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class ApiKey(models.Model):
+    """A bearer key `rc_<prefix>_<secret>`; only a hash of the secret is stored."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, default="default")
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"rc_{self.prefix}_…"
+
+
+class Issue(models.Model):
+    """A group of incidents sharing a fingerprint: one bug, however many occurrences."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        RESOLVED = "resolved"
+        IGNORED = "ignored"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="issues")
+    fingerprint = models.CharField(max_length=64)
+    title = models.CharField(max_length=255)
+    error_type = models.CharField(max_length=255, blank=True)
+    culprit = models.CharField(max_length=255, blank=True)
+    service = models.CharField(max_length=200, blank=True)
+    model_id = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    occurrence_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "fingerprint"], name="issue_fingerprint")
+        ]
+        indexes = [models.Index(fields=["project", "-last_seen"], name="issue_recent")]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Incident(models.Model):
+    """One occurrence, stored as received (scrubbed) plus what parsing derived from it."""
+
+    class Analysis(models.TextChoices):
+        PENDING = "pending"
+        ANALYZING = "analyzing"
+        DONE = "done"
+        FAILED = "failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="incidents")
+    issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="incidents")
+    event_id = models.CharField(max_length=64)
+    source = models.CharField(max_length=10, default="api")  # api | sentry
+    service = models.CharField(max_length=200)
+    environment = models.CharField(max_length=100, blank=True)
+    occurred_at = models.DateTimeField()
+    received_at = models.DateTimeField(auto_now_add=True)
+    error_type = models.CharField(max_length=255, blank=True)
+    message = models.TextField(blank=True)
+    stacktrace_raw = models.JSONField(null=True, blank=True)
+    exceptions = models.JSONField(default=list, blank=True)  # parsed, oldest first
+    logs = models.JSONField(default=list, blank=True)  # parsed entries
+    shape_diff = models.JSONField(default=list, blank=True)
+    shape_diff_source = models.CharField(max_length=10, blank=True)  # sent | extracted
+    inference_context = models.JSONField(default=dict, blank=True)
+    resource_impact = models.JSONField(default=dict, blank=True)
+    tags = models.JSONField(default=dict, blank=True)
+    model_id = models.CharField(max_length=200, blank=True)
+    fingerprint = models.CharField(max_length=64)
+    analysis_status = models.CharField(
+        max_length=10, choices=Analysis.choices, default=Analysis.PENDING
+    )
+    analysis_updated_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "event_id"], name="incident_event_id")
+        ]
+        indexes = [
+            models.Index(fields=["issue", "-received_at"], name="incident_by_issue"),
+            models.Index(fields=["project", "-received_at"], name="incident_recent"),
+            models.Index(
+                fields=["analysis_status", "analysis_updated_at"],
+                name="incident_analysis_stuck",
+                condition=Q(analysis_status__in=["pending", "analyzing"]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.error_type}: {self.message[:60]}"
+
+    @property
+    def frames(self) -> list[dict]:
+        """Frames of the exception finally raised (the last one), caller to callee."""
+        return self.exceptions[-1]["frames"] if self.exceptions else []

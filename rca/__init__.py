@@ -1,0 +1,1 @@
+"""Analysing incidents: signals, hybrid retrieval, prompts, providers, validation, Slack."""

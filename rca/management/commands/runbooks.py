@@ -1,0 +1,36 @@
+"""`manage.py runbooks load [DIR]` / `runbooks list`: manage the runbook corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from rca import corpus
+from rca.models import Runbook
+from rca.runbook_store import load_runbooks
+
+
+class Command(BaseCommand):
+    help = "Load the runbook corpus from a directory (default: the bundled one) or list it."
+
+    def add_arguments(self, parser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True)
+        load = sub.add_parser("load", help="upsert runbooks by slug; remove deleted ones")
+        load.add_argument("directory", nargs="?", type=Path, default=None)
+        sub.add_parser("list", help="list stored runbooks")
+
+    def handle(self, *args, action: str, directory: Path | None = None, **options) -> None:
+        if action == "list":
+            for rb in Runbook.objects.order_by("failure_class", "slug"):
+                self.stdout.write(f"{rb.failure_class:28} {rb.slug:45} {rb.chunks.count()} chunks")
+            return
+        try:
+            report = load_runbooks(directory)
+        except corpus.RunbookError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            f"runbooks: {len(report.created)} created, {len(report.updated)} updated, "
+            f"{len(report.unchanged)} unchanged, {len(report.removed)} removed; "
+            f"corpus version {report.version[:12]}"
+        )

@@ -1,0 +1,62 @@
+"""Shared fixtures: the real Celery worker subprocess on the test database and broker."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.support.processes import Worker, sqla_broker_url
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Stop the embedded PostgreSQL when this run had a cluster of its own (`make test`)."""
+    from webapp import embedded
+
+    if not os.environ.get("DATABASE_URL") and os.environ.get("RCA_DATA_DIR"):
+        embedded.stop()
+
+
+@pytest.fixture(scope="session")
+def broker_url(django_db_setup, django_db_blocker):
+    """Point this process's Celery app at a broker inside the test database.
+
+    The embedded broker lives in the database, so the test run gets its own queue and a
+    `make run` worker on the same cluster can never steal the tests' tasks.
+    """
+    from django.conf import settings
+    from django.db import connection
+
+    from webapp.celery import app
+
+    url = os.environ.get("CELERY_BROKER_URL") or sqla_broker_url(connection.settings_dict)
+    settings.CELERY_BROKER_URL = url
+    app.conf.broker_url = url
+    yield url
+    _release_broker_connections(app)
+
+
+def _release_broker_connections(app) -> None:
+    """Close the SQLAlchemy broker's pooled connections so the test database can be dropped."""
+    app.pool.force_close_all()
+    from kombu.transport import sqlalchemy
+
+    for engine, _session in sqlalchemy.Channel._engines.values():
+        engine.dispose()
+    sqlalchemy.Channel._engines.clear()
+
+
+@pytest.fixture(scope="session")
+def celery_worker(broker_url, tmp_path_factory):
+    """One real `celery worker` process for the whole session, on the test database."""
+    from django.db import connection
+
+    worker = Worker(dict(connection.settings_dict), broker_url, tmp_path_factory.mktemp("worker"))
+    try:
+        worker.wait_ready()
+        yield worker
+    finally:
+        worker.stop()

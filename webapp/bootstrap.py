@@ -1,0 +1,47 @@
+"""First-run setup for `make run`: a demo project, an admin user and an API key.
+
+Credentials exist in plaintext only at creation; they are printed and kept in
+`.data/credentials` (mode 600) so a local instance can be used again after a restart.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+
+from ingest.keys import create_key
+from ingest.models import Project
+
+
+def ensure_demo(credentials_file: Path, base_url: str) -> str:
+    """Create what is missing and return the text to show the user."""
+    if credentials_file.exists():
+        return credentials_file.read_text()
+
+    project, _ = Project.objects.get_or_create(slug="demo", defaults={"name": "Demo"})
+    user_model = get_user_model()
+    password = secrets.token_urlsafe(12)
+    admin = user_model.objects.filter(username="admin").first()
+    if admin is None:
+        admin = user_model.objects.create_superuser("admin", "admin@localhost", password)
+    else:
+        admin.set_password(password)
+        admin.save(update_fields=["password"])
+    _, api_key = create_key(project, name="make-run")
+
+    text = (
+        f"Rootcause is at {base_url}/  (log in as admin / {password})\n"
+        f"Project 'demo' API key: {api_key}\n"
+        f"Send an incident:\n"
+        f"  curl -sS -X POST {base_url}/api/v1/incidents \\\n"
+        f"    -H 'Authorization: Bearer {api_key}' -H 'Content-Type: application/json' \\\n"
+        f"    -d '{{\"service\": \"ranker\", \"error_type\": \"RuntimeError\", "
+        f"\"message\": \"mat1 and mat2 shapes cannot be multiplied (4x256 and 512x10)\"}}'\n"
+    )
+    credentials_file.parent.mkdir(parents=True, exist_ok=True)
+    credentials_file.write_text(text)
+    os.chmod(credentials_file, 0o600)
+    return text

@@ -1,0 +1,61 @@
+"""Embedded PostgreSQL 16 + pgvector (pgserver) so a fresh clone runs with no services installed.
+
+Every process (web, worker, manage.py, pytest) calls `database_url()`; the first one
+initialises `.data/pg` and starts the server, the others find it running and reuse it.
+The server outlives the process that started it (`cleanup_mode=None`) because the web
+server and the worker share it; whoever owns the lifetime (`manage.py run`, the test
+session) calls `stop()` explicitly.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+import os
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+log = logging.getLogger(__name__)
+# pgserver asks platformdirs for a runtime dir; its fallback warning is noise here.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+
+def state_dir() -> Path:
+    """Local state of this instance (`RCA_DATA_DIR`, default `.data/`): pg, credentials, beat."""
+    return Path(os.environ.get("RCA_DATA_DIR") or BASE_DIR / ".data").resolve()
+
+
+def data_dir() -> Path:
+    """Where the embedded cluster lives."""
+    return state_dir() / "pg"
+
+
+def is_running(pgdata: Path | None = None) -> bool:
+    """True when a postmaster for `pgdata` is up (cheap: reads postmaster.pid)."""
+    from pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata or data_dir())
+    return info is not None and info.is_running()
+
+
+def database_url() -> str:
+    """Start (or reuse) the embedded server and return a libpq URI over its unix socket."""
+    import pgserver
+
+    pgdata = data_dir()
+    pgdata.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(pgdata, cleanup_mode=None)
+    return server.get_uri()
+
+
+def stop(pgdata: Path | None = None) -> None:
+    """Stop the embedded server (fast shutdown), if it runs."""
+    from pgserver._commands import pg_ctl
+
+    pgdata = pgdata or data_dir()
+    if not is_running(pgdata):
+        return
+    user = "pgserver" if os.geteuid() == 0 else None
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    log.info("embedded PostgreSQL stopped (%s)", pgdata)

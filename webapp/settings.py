@@ -1,0 +1,150 @@
+"""Rootcause settings: one env-driven file whose defaults make `make run` work on a fresh clone.
+
+Every variable is listed in `.env.example` and the README's configuration table.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import environ
+
+from webapp import embedded
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+SECRET_KEY = env("SECRET_KEY", default="dev-only-insecure-key-change-me-in-production-0123456789")
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "webapp",
+    "ingest",
+    "rca",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+WSGI_APPLICATION = "webapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database() -> dict:
+    """`DATABASE_URL` when set, else the embedded pgserver cluster under `.data/pg`."""
+    url = env("DATABASE_URL", default="") or embedded.database_url()
+    config = environ.Env.db_url_config(url)
+    options = config.setdefault("OPTIONS", {})
+    if not config.get("HOST") and "host" in options:  # unix socket given as ?host=/dir
+        config["HOST"] = options.pop("host")
+    config["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+    config["CONN_HEALTH_CHECKS"] = True
+    return config
+
+
+DATABASES = {"default": _database()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+
+def _embedded_broker_url(db: dict) -> str:
+    """Kombu's SQLAlchemy transport on the same PostgreSQL: no extra service to install."""
+    user = db.get("USER") or "postgres"
+    host = db.get("HOST") or ""
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    if host.startswith("/"):
+        return f"sqla+postgresql+psycopg://{user}@/{db['NAME']}?host={host}"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"sqla+postgresql+psycopg://{user}{password}@{host}{port}/{db['NAME']}"
+
+
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="") or _embedded_broker_url(
+    DATABASES["default"]
+)
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=120)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=180)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE = {
+    "worker-heartbeat": {"task": "webapp.tasks.heartbeat", "schedule": 30.0},
+}
+# Seconds between polls of the embedded (SQLAlchemy) broker; see webapp/celery.py.
+RCA_EMBEDDED_BROKER_POLL = env.float("RCA_EMBEDDED_BROKER_POLL", default=0.05)
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = embedded.state_dir() / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in dev
+# STATIC_ROOT exists only after collectstatic (Docker image); finders serve meanwhile.
+warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+
+# Public base URL used in links sent outside the app (Slack, API answers).
+RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}

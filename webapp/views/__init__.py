@@ -1,0 +1,1 @@
+"""UI and platform views (thin: fetch input, call one function, shape the response)."""
