@@ -23,7 +23,9 @@ def create_key(project: Project, name: str = "default") -> tuple[ApiKey, str]:
     """Create a key; the returned plaintext is the only copy there will ever be."""
     prefix = secrets.token_hex(4)
     secret = secrets.token_urlsafe(32)
-    key = ApiKey.objects.create(project=project, name=name, prefix=prefix, secret_hash=_hash(secret))
+    key = ApiKey.objects.create(
+        project=project, name=name, prefix=prefix, secret_hash=_hash(secret)
+    )
     return key, f"rc_{prefix}_{secret}"
 
 

@@ -124,3 +124,14 @@ class Incident(models.Model):
     def frames(self) -> list[dict]:
         """Frames of the exception finally raised (the last one), caller to callee."""
         return self.exceptions[-1]["frames"] if self.exceptions else []
+
+
+class RateBucket(models.Model):
+    """Token bucket per API key (or Sentry key), shared by every web process via the database."""
+
+    key = models.CharField(max_length=80, primary_key=True)
+    tokens = models.FloatField()
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.tokens:.1f}"

@@ -38,8 +38,8 @@ def ensure_demo(credentials_file: Path, base_url: str) -> str:
         f"Send an incident:\n"
         f"  curl -sS -X POST {base_url}/api/v1/incidents \\\n"
         f"    -H 'Authorization: Bearer {api_key}' -H 'Content-Type: application/json' \\\n"
-        f"    -d '{{\"service\": \"ranker\", \"error_type\": \"RuntimeError\", "
-        f"\"message\": \"mat1 and mat2 shapes cannot be multiplied (4x256 and 512x10)\"}}'\n"
+        f'    -d \'{{"service": "ranker", "error_type": "RuntimeError", '
+        f'"message": "mat1 and mat2 shapes cannot be multiplied (4x256 and 512x10)"}}\'\n'
     )
     credentials_file.parent.mkdir(parents=True, exist_ok=True)
     credentials_file.write_text(text)

@@ -10,8 +10,8 @@ session) calls `stop()` explicitly.
 from __future__ import annotations
 
 import logging
-import warnings
 import os
+import warnings
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent

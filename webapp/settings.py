@@ -38,6 +38,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "ingest.limits.IngestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -130,12 +131,19 @@ STATIC_ROOT = embedded.state_dir() / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in dev
 # STATIC_ROOT exists only after collectstatic (Docker image); finders serve meanwhile.
-warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
+warnings.filterwarnings("ignore", message="No directory at")
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+
+# Ingestion limits: body size (413), per-key token bucket (429), secret scrubbing.
+RCA_MAX_BODY_BYTES = env.int("RCA_MAX_BODY_BYTES", default=1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = RCA_MAX_BODY_BYTES + 1024
+RCA_RATE_LIMIT_PER_MINUTE = env.float("RCA_RATE_LIMIT_PER_MINUTE", default=6000)
+RCA_RATE_LIMIT_BURST = env.float("RCA_RATE_LIMIT_BURST", default=500)
+RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 
 # Public base URL used in links sent outside the app (Slack, API answers).
 RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")

@@ -7,6 +7,7 @@ or when the parent (`make`) goes away — the embedded PostgreSQL included.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -22,10 +23,8 @@ PR_SET_PDEATHSIG = 1
 
 def _die_with_parent() -> None:
     """In the child before exec: get SIGTERM when the supervisor dies, even by SIGKILL."""
-    try:
+    with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
     os.setpgrp()
 
 
@@ -70,13 +69,38 @@ def children(port: int, data_dir: Path) -> list[Child]:
     return [
         Child(
             "worker",
-            [python, "-m", "celery", "-A", "webapp", "worker", "-B", "--loglevel", "INFO",
-             "--concurrency", "1", "--schedule", str(data_dir / "celerybeat-schedule")],
+            [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "webapp",
+                "worker",
+                "-B",
+                "--loglevel",
+                "INFO",
+                "--concurrency",
+                "1",
+                "--schedule",
+                str(data_dir / "celerybeat-schedule"),
+            ],
         ),
         Child(
             "web",
-            [python, "-m", "gunicorn", "webapp.wsgi", "--bind", f"127.0.0.1:{port}",
-             "--workers", "2", "--access-logfile", "-", "--graceful-timeout", "5"],
+            [
+                python,
+                "-m",
+                "gunicorn",
+                "webapp.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--access-logfile",
+                "-",
+                "--graceful-timeout",
+                "5",
+            ],
         ),
     ]
 
@@ -105,8 +129,10 @@ class Supervisor:
                     break
                 dead = [k for k in self.kids if k.proc is not None and k.proc.poll() is not None]
                 if dead:
-                    print(f"[run   ] {dead[0].name} exited with {dead[0].proc.returncode}; "
-                          "stopping", flush=True)
+                    print(
+                        f"[run   ] {dead[0].name} exited with {dead[0].proc.returncode}; stopping",
+                        flush=True,
+                    )
                     code = 1
                     break
         finally:

@@ -44,15 +44,20 @@ def test_make_run_prints_credentials_gets_ready_and_leaves_no_orphans(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env.update(RCA_DATA_DIR=data_dir, PORT=str(port))
     log = (tmp_path / "run.log").open("w+")
-    make = subprocess.Popen(["make", "run"], cwd=REPO, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
+    make = subprocess.Popen(
+        ["make", "run"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     try:
+
         def output() -> str:
             log.flush()
             return (tmp_path / "run.log").read_text(errors="replace")
 
-        wait_for(lambda: "Rootcause is ready" in output() or make.poll() is not None, timeout=180,
-                 interval=0.5)
+        wait_for(
+            lambda: "Rootcause is ready" in output() or make.poll() is not None,
+            timeout=180,
+            interval=0.5,
+        )
         text = output()
         assert "Rootcause is ready" in text, text[-4000:]
         assert re.search(r"log in as admin / \S+", text)

@@ -108,6 +108,8 @@ def test_web_process_never_imports_torch_or_sentence_transformers():
 def test_compose_file_is_valid():
     result = subprocess.run(
         ["docker-compose", "-f", str(Path(REPO) / "docker-compose.yml"), "config", "-q"],
-        cwd=REPO, capture_output=True, text=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr

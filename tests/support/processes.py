@@ -32,8 +32,15 @@ def sqla_broker_url(db: dict) -> str:
 class Worker:
     """A `celery worker` subprocess (prefork, as users run it) with its log in a file."""
 
-    def __init__(self, db: dict, broker_url: str, log_dir: Path, *, queues: str = "celery",
-                 extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        db: dict,
+        broker_url: str,
+        log_dir: Path,
+        *,
+        queues: str = "celery",
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.name = f"test-{uuid.uuid4().hex[:8]}"
         self.log_path = log_dir / f"{self.name}.log"
         env = {
@@ -45,9 +52,28 @@ class Worker:
         }
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--pool", "prefork",
-             "--concurrency", "1", "--loglevel", "INFO", "-n", f"{self.name}@%h", "-Q", queues],
-            cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "webapp",
+                "worker",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"{self.name}@%h",
+                "-Q",
+                queues,
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
 
     @property

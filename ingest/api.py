@@ -1,0 +1,125 @@
+"""The JSON API (django-ninja): POST incidents, read incidents and issues. Thin handlers."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from ninja import NinjaAPI, Query, Schema, Status
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+
+from ingest import keys, ratelimit
+from ingest.errors import detail, error_response
+from ingest.models import Incident, Issue
+from ingest.schema import EVENT_ID, IncidentIn
+from ingest.serializers import incident_dict, issue_dict, issue_url
+from ingest.store import store_incident
+
+
+class BearerKey(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        return keys.authenticate(token)
+
+
+api = NinjaAPI(
+    title="Rootcause API",
+    version="1",
+    urls_namespace="api_v1",
+    auth=BearerKey(),
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+)
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request: HttpRequest, exc: ValidationError) -> JsonResponse:
+    return JsonResponse({"detail": detail(exc.errors)}, status=400)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthorised(request: HttpRequest, exc: AuthenticationError) -> JsonResponse:
+    sent = "Authorization" in request.headers
+    msg = (
+        "unknown or revoked API key"
+        if sent
+        else "send 'Authorization: Bearer <api key>' (create keys in the project settings)"
+    )
+    response = error_response(401, ["header", "Authorization"], msg)
+    response["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> JsonResponse:
+    return error_response(exc.status_code, [], str(exc))
+
+
+def _not_found(what: str, ident: int) -> JsonResponse:
+    return error_response(404, ["path", "id"], f"no {what} {ident} in this project")
+
+
+@api.post("/incidents", response={200: dict, 202: dict}, summary="Report an incident")
+def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
+    key = request.auth
+    limit = ratelimit.take(f"key:{key.pk}")
+    if not limit.allowed:
+        return error_response(
+            429,
+            ["header", "Authorization"],
+            f"rate limit for this key exceeded; retry in {limit.retry_after} s",
+            Retry_After=str(limit.retry_after),
+        )
+    idem = request.headers.get("Idempotency-Key")
+    if idem is not None and (len(idem) > 64 or not re.fullmatch(EVENT_ID, idem)):
+        return error_response(400, ["header", "Idempotency-Key"], "use 1-64 of [A-Za-z0-9._:-]")
+    stored = store_incident(key.project, incident.payload(), idempotency_key=idem)
+    body = {
+        "incident_id": stored.incident.pk,
+        "issue_id": stored.incident.issue_id,
+        "event_id": stored.incident.event_id,
+        "url": issue_url(stored.incident.issue_id),
+        "duplicate": not stored.created,
+    }
+    return Status(202 if stored.created else 200, body)
+
+
+@api.get("/incidents/{incident_id}", response=dict, summary="One incident, parsed")
+def get_incident(request: HttpRequest, incident_id: int) -> Any:
+    incident = Incident.objects.filter(pk=incident_id, project=request.auth.project).first()
+    return incident_dict(incident) if incident else _not_found("incident", incident_id)
+
+
+class IssueFilters(Schema):
+    status: Issue.Status | None = None
+    service: str | None = None
+    model_id: str | None = None
+    error_type: str | None = None
+    since: datetime | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+@api.get("/issues", response=dict, summary="Issues, most recent activity first")
+def list_issues(request: HttpRequest, filters: Query[IssueFilters]) -> Any:
+    qs = Issue.objects.filter(project=request.auth.project)
+    for field in ("status", "service", "model_id", "error_type"):
+        if (value := getattr(filters, field)) is not None:
+            qs = qs.filter(**{field: value})
+    if filters.since is not None:
+        qs = qs.filter(last_seen__gte=filters.since)
+    limit = max(1, min(filters.limit, 200))
+    offset = max(0, filters.offset)
+    rows = qs.order_by("-last_seen", "-pk")[offset : offset + limit]
+    return {"count": qs.count(), "results": [issue_dict(i) for i in rows]}
+
+
+@api.get("/issues/{issue_id}", response=dict, summary="One issue with its latest incidents")
+def get_issue(request: HttpRequest, issue_id: int) -> Any:
+    issue = Issue.objects.filter(pk=issue_id, project=request.auth.project).first()
+    if issue is None:
+        return _not_found("issue", issue_id)
+    latest = issue.incidents.order_by("-received_at")[:20]
+    return {**issue_dict(issue), "incidents": [incident_dict(i) for i in latest]}
