@@ -35,9 +35,7 @@ class RunbookChunk(models.Model):
     embedding_model = models.CharField(max_length=200, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["runbook", "ordinal"], name="chunk_ordinal")
-        ]
+        constraints = [models.UniqueConstraint(fields=["runbook", "ordinal"], name="chunk_ordinal")]
         indexes = [
             HnswIndex(
                 name="chunk_embedding_hnsw",

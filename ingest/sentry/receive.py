@@ -12,7 +12,12 @@ from ingest import ratelimit
 from ingest.models import Project
 from ingest.schema import IncidentIn
 from ingest.sentry.auth import public_key_from_request
-from ingest.sentry.envelope import EnvelopeError, decode_body, parse_envelope
+from ingest.sentry.envelope import (
+    EnvelopeError,
+    EnvelopeTooLarge,
+    decode_body,
+    parse_envelope,
+)
 from ingest.sentry.mapping import event_to_incident
 from ingest.store import store_incident
 
@@ -35,7 +40,7 @@ def _events(kind: str, data: bytes) -> tuple[dict, list[dict]]:
     if kind == "store":
         try:
             event = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise SentryRefused(400, ["body"], f"body is not JSON: {exc}") from None
         if not isinstance(event, dict):
             raise SentryRefused(400, ["body"], "body must be a JSON object (a Sentry event)")
@@ -50,7 +55,7 @@ def _events(kind: str, data: bytes) -> tuple[dict, list[dict]]:
             continue  # sessions, client reports, transactions, attachments: not incidents
         try:
             event = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise SentryRefused(400, ["body", "event"], "event item is not JSON") from None
         if isinstance(event, dict):
             events.append(event)
@@ -68,7 +73,7 @@ def receive(
     try:
         data = decode_body(body, headers.get("Content-Encoding"), settings.RCA_MAX_BODY_BYTES * 8)
     except EnvelopeError as exc:
-        status = 413 if "larger than" in str(exc) else 400
+        status = 413 if isinstance(exc, EnvelopeTooLarge) else 400
         raise SentryRefused(status, ["body"], str(exc)) from None
     header, events = _events(kind, data)
     public_key = public_key_from_request(headers, query, header)

@@ -220,3 +220,14 @@ def test_openapi_and_docs_are_served(live_server):
     assert "/api/v1/incidents" in spec["paths"]
     docs = requests.get(f"{live_server.url}/api/v1/docs", timeout=5)
     assert docs.status_code == 200
+
+
+def test_deeply_nested_json_is_400_not_500(live_server, tenant):
+    body = b'{"service": "s", "message": "m", "tags": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    resp = requests.post(
+        f"{live_server.url}/api/v1/incidents",
+        data=body,
+        headers={**tenant.auth, "Content-Type": "application/json"},
+        timeout=10,
+    )
+    assert resp.status_code == 400, resp.text[:300]

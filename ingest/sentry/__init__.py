@@ -1,0 +1,1 @@
+"""Pure translation of what the official Sentry SDKs send into Rootcause's incident payload."""
