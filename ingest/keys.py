@@ -9,10 +9,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from datetime import timedelta
 
 from django.utils import timezone
 
 from ingest.models import ApiKey, Project
+
+LAST_USED_PRECISION = timedelta(minutes=1)
 
 
 def _hash(secret: str) -> str:
@@ -39,7 +42,9 @@ def authenticate(token: str) -> ApiKey | None:
         return None
     if not hmac.compare_digest(key.secret_hash, _hash(parts[2])):
         return None
-    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > LAST_USED_PRECISION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)  # not a write per request
     return key
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 
 from ingest.models import RateBucket
 
@@ -48,7 +48,9 @@ def take(key: str) -> Decision:
     if per_minute <= 0:
         return Decision(True)
     params = {"key": key, "rate": per_minute / 60.0, "burst": float(settings.RCA_RATE_LIMIT_BURST)}
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        # A lost token after a crash is harmless: do not wait for the WAL flush.
+        cursor.execute("SET LOCAL synchronous_commit TO OFF")
         cursor.execute(_SPEND, params)
         if cursor.fetchone() is not None:
             return Decision(True)

@@ -13,13 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
-from django.db.models.functions import Greatest
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 import rca
-from ingest.derive import derive
+from ingest.derive import Derived, derive
 from ingest.models import Incident, Issue, Project
 from ingest.scrubbing import scrub
 
@@ -47,43 +45,46 @@ def _existing(project: Project, event_id: str) -> Incident | None:
     return Incident.objects.filter(project=project, event_id=event_id).first()
 
 
+_UPSERT_ISSUE = f"""
+WITH before AS (
+    SELECT status FROM {Issue._meta.db_table} WHERE project_id = %(project)s AND fingerprint = %(fp)s
+)
+INSERT INTO {Issue._meta.db_table} AS i
+    (project_id, fingerprint, title, error_type, culprit, service, model_id, status,
+     first_seen, last_seen, occurrence_count)
+VALUES (%(project)s, %(fp)s, %(title)s, %(error_type)s, %(culprit)s, %(service)s, %(model_id)s,
+        'open', %(seen)s, %(seen)s, 1)
+ON CONFLICT (project_id, fingerprint) DO UPDATE SET
+    occurrence_count = i.occurrence_count + 1,
+    last_seen = GREATEST(i.last_seen, EXCLUDED.last_seen),
+    service = EXCLUDED.service,
+    model_id = COALESCE(NULLIF(EXCLUDED.model_id, ''), i.model_id),
+    status = CASE WHEN i.status = 'resolved' THEN 'open' ELSE i.status END
+RETURNING i.id, (SELECT status FROM before)
+"""  # noqa: S608 - table names are ours; values are parameters
+
+
 def _upsert_issue(
-    project: Project, d: Any, service: str, seen: datetime
-) -> tuple[Issue, bool, bool]:
-    """Create the issue or count one more occurrence (row-locked, so counts never race)."""
-    issue = (
-        Issue.objects.select_for_update().filter(project=project, fingerprint=d.fingerprint).first()
-    )
-    if issue is None:
-        try:
-            with transaction.atomic():
-                issue = Issue.objects.create(
-                    project=project,
-                    fingerprint=d.fingerprint,
-                    title=d.title,
-                    error_type=d.error_type,
-                    culprit=d.culprit,
-                    service=service,
-                    model_id=d.model_id,
-                    first_seen=seen,
-                    last_seen=seen,
-                    occurrence_count=1,
-                )
-            return issue, True, False
-        except IntegrityError:  # another request created it a moment ago
-            issue = Issue.objects.select_for_update().get(
-                project=project, fingerprint=d.fingerprint
-            )
-    regressed = issue.status == Issue.Status.RESOLVED
-    Issue.objects.filter(pk=issue.pk).update(
-        occurrence_count=F("occurrence_count") + 1,
-        last_seen=Greatest(F("last_seen"), seen),
-        service=service,
-        model_id=d.model_id or F("model_id"),
-        status=Issue.Status.OPEN if regressed else F("status"),
-    )
-    issue.refresh_from_db()
-    return issue, False, regressed
+    project: Project, d: Derived, service: str, seen: datetime
+) -> tuple[int, bool, bool]:
+    """Create the issue or count one more occurrence, in one statement (no lost updates).
+
+    Returns (issue id, created, regressed: it was resolved and is open again).
+    """
+    params = {
+        "project": project.pk,
+        "fp": d.fingerprint,
+        "title": d.title,
+        "error_type": d.error_type,
+        "culprit": d.culprit,
+        "service": service,
+        "model_id": d.model_id,
+        "seen": seen,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_UPSERT_ISSUE, params)
+        issue_id, before = cursor.fetchone()
+    return issue_id, before is None, before == Issue.Status.RESOLVED
 
 
 def store_incident(
@@ -94,8 +95,9 @@ def store_incident(
     idempotency_key: str | None = None,
 ) -> Stored:
     """Persist a validated payload (snake_case dict); see the module docstring."""
-    event_id = str(payload.get("event_id") or idempotency_key or uuid.uuid4().hex)[:64]
-    if (found := _existing(project, event_id)) is not None:
+    client_id = payload.get("event_id") or idempotency_key
+    event_id = str(client_id or uuid.uuid4().hex)[:64]
+    if client_id and (found := _existing(project, event_id)) is not None:
         return Stored(found, created=False)
 
     clean = scrub(payload) if settings.RCA_SCRUB else payload
@@ -104,10 +106,10 @@ def store_incident(
     service = str(clean.get("service") or "unknown")[:200]
     try:
         with transaction.atomic():
-            issue, new_issue, regressed = _upsert_issue(project, d, service, timezone.now())
+            issue_id, new_issue, regressed = _upsert_issue(project, d, service, timezone.now())
             incident = Incident.objects.create(
                 project=project,
-                issue=issue,
+                issue_id=issue_id,
                 event_id=event_id,
                 source=source,
                 service=service,

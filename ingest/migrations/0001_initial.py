@@ -7,104 +7,184 @@ import ingest.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('sentry_key', models.CharField(default=ingest.models._sentry_key, max_length=64, unique=True)),
-                ('slack_webhook_url', models.URLField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                (
+                    "sentry_key",
+                    models.CharField(default=ingest.models._sentry_key, max_length=64, unique=True),
+                ),
+                ("slack_webhook_url", models.URLField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Issue',
+            name="Issue",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('title', models.CharField(max_length=255)),
-                ('error_type', models.CharField(blank=True, max_length=255)),
-                ('culprit', models.CharField(blank=True, max_length=255)),
-                ('service', models.CharField(blank=True, max_length=200)),
-                ('model_id', models.CharField(blank=True, max_length=200)),
-                ('status', models.CharField(choices=[('open', 'Open'), ('resolved', 'Resolved'), ('ignored', 'Ignored')], default='open', max_length=10)),
-                ('first_seen', models.DateTimeField()),
-                ('last_seen', models.DateTimeField()),
-                ('occurrence_count', models.PositiveIntegerField(default=0)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='issues', to='ingest.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("fingerprint", models.CharField(max_length=64)),
+                ("title", models.CharField(max_length=255)),
+                ("error_type", models.CharField(blank=True, max_length=255)),
+                ("culprit", models.CharField(blank=True, max_length=255)),
+                ("service", models.CharField(blank=True, max_length=200)),
+                ("model_id", models.CharField(blank=True, max_length=200)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("open", "Open"),
+                            ("resolved", "Resolved"),
+                            ("ignored", "Ignored"),
+                        ],
+                        default="open",
+                        max_length=10,
+                    ),
+                ),
+                ("first_seen", models.DateTimeField()),
+                ("last_seen", models.DateTimeField()),
+                ("occurrence_count", models.PositiveIntegerField(default=0)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="issues",
+                        to="ingest.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Incident',
+            name="Incident",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event_id', models.CharField(max_length=64)),
-                ('source', models.CharField(default='api', max_length=10)),
-                ('service', models.CharField(max_length=200)),
-                ('environment', models.CharField(blank=True, max_length=100)),
-                ('occurred_at', models.DateTimeField()),
-                ('received_at', models.DateTimeField(auto_now_add=True)),
-                ('error_type', models.CharField(blank=True, max_length=255)),
-                ('message', models.TextField(blank=True)),
-                ('stacktrace_raw', models.JSONField(blank=True, null=True)),
-                ('exceptions', models.JSONField(blank=True, default=list)),
-                ('logs', models.JSONField(blank=True, default=list)),
-                ('shape_diff', models.JSONField(blank=True, default=list)),
-                ('shape_diff_source', models.CharField(blank=True, max_length=10)),
-                ('inference_context', models.JSONField(blank=True, default=dict)),
-                ('resource_impact', models.JSONField(blank=True, default=dict)),
-                ('tags', models.JSONField(blank=True, default=dict)),
-                ('model_id', models.CharField(blank=True, max_length=200)),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('analysis_status', models.CharField(choices=[('pending', 'Pending'), ('analyzing', 'Analyzing'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=10)),
-                ('analysis_updated_at', models.DateTimeField(auto_now_add=True)),
-                ('issue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='incidents', to='ingest.issue')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='incidents', to='ingest.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("event_id", models.CharField(max_length=64)),
+                ("source", models.CharField(default="api", max_length=10)),
+                ("service", models.CharField(max_length=200)),
+                ("environment", models.CharField(blank=True, max_length=100)),
+                ("occurred_at", models.DateTimeField()),
+                ("received_at", models.DateTimeField(auto_now_add=True)),
+                ("error_type", models.CharField(blank=True, max_length=255)),
+                ("message", models.TextField(blank=True)),
+                ("stacktrace_raw", models.JSONField(blank=True, null=True)),
+                ("exceptions", models.JSONField(blank=True, default=list)),
+                ("logs", models.JSONField(blank=True, default=list)),
+                ("shape_diff", models.JSONField(blank=True, default=list)),
+                ("shape_diff_source", models.CharField(blank=True, max_length=10)),
+                ("inference_context", models.JSONField(blank=True, default=dict)),
+                ("resource_impact", models.JSONField(blank=True, default=dict)),
+                ("tags", models.JSONField(blank=True, default=dict)),
+                ("model_id", models.CharField(blank=True, max_length=200)),
+                ("fingerprint", models.CharField(max_length=64)),
+                (
+                    "analysis_status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("analyzing", "Analyzing"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("analysis_updated_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "issue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="incidents",
+                        to="ingest.issue",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="incidents",
+                        to="ingest.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ApiKey',
+            name="ApiKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(default='default', max_length=100)),
-                ('prefix', models.CharField(max_length=16, unique=True)),
-                ('secret_hash', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_keys', to='ingest.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(default="default", max_length=100)),
+                ("prefix", models.CharField(max_length=16, unique=True)),
+                ("secret_hash", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_keys",
+                        to="ingest.project",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='issue',
-            index=models.Index(fields=['project', '-last_seen'], name='issue_recent'),
+            model_name="issue",
+            index=models.Index(fields=["project", "-last_seen"], name="issue_recent"),
         ),
         migrations.AddConstraint(
-            model_name='issue',
-            constraint=models.UniqueConstraint(fields=('project', 'fingerprint'), name='issue_fingerprint'),
+            model_name="issue",
+            constraint=models.UniqueConstraint(
+                fields=("project", "fingerprint"), name="issue_fingerprint"
+            ),
         ),
         migrations.AddIndex(
-            model_name='incident',
-            index=models.Index(fields=['issue', '-received_at'], name='incident_by_issue'),
+            model_name="incident",
+            index=models.Index(fields=["issue", "-received_at"], name="incident_by_issue"),
         ),
         migrations.AddIndex(
-            model_name='incident',
-            index=models.Index(fields=['project', '-received_at'], name='incident_recent'),
+            model_name="incident",
+            index=models.Index(fields=["project", "-received_at"], name="incident_recent"),
         ),
         migrations.AddIndex(
-            model_name='incident',
-            index=models.Index(condition=models.Q(('analysis_status__in', ['pending', 'analyzing'])), fields=['analysis_status', 'analysis_updated_at'], name='incident_analysis_stuck'),
+            model_name="incident",
+            index=models.Index(
+                condition=models.Q(("analysis_status__in", ["pending", "analyzing"])),
+                fields=["analysis_status", "analysis_updated_at"],
+                name="incident_analysis_stuck",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='incident',
-            constraint=models.UniqueConstraint(fields=('project', 'event_id'), name='incident_event_id'),
+            model_name="incident",
+            constraint=models.UniqueConstraint(
+                fields=("project", "event_id"), name="incident_event_id"
+            ),
         ),
     ]

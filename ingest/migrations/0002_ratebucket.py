@@ -4,18 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingest', '0001_initial'),
+        ("ingest", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RateBucket',
+            name="RateBucket",
             fields=[
-                ('key', models.CharField(max_length=80, primary_key=True, serialize=False)),
-                ('tokens', models.FloatField()),
-                ('updated_at', models.DateTimeField()),
+                ("key", models.CharField(max_length=80, primary_key=True, serialize=False)),
+                ("tokens", models.FloatField()),
+                ("updated_at", models.DateTimeField()),
             ],
         ),
     ]

@@ -1,0 +1,159 @@
+"""Accepted incidents/s over real HTTP (gunicorn, 2 workers, concurrent client) vs a raw insert loop.
+
+Prints both rates and their ratio (target >= 0.5). The raw loop inserts the same JSON
+payloads with psycopg, one committed INSERT each, into a scratch table: the floor cost
+of durably storing a request, with no validation, parsing, grouping or enqueueing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import _env
+
+N = int(os.environ.get("BENCH_N", "2000"))
+CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
+
+
+def payloads(n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        batch = 1 + i % 64
+        out.append({
+            "service": f"svc-{i % 5}",
+            "error_type": "RuntimeError",
+            "message": f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)",
+            "stacktrace": (
+                "Traceback (most recent call last):\n"
+                f'  File "/srv/app/model_{i % 7}.py", line 41, in forward\n'
+                "    return self.head(x)\n"
+                f"RuntimeError: mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
+            ),
+            "logs": [f"ERROR step={i} trace_id=t{i} error_code=E_SHAPE"],
+            "inference_context": {"model_id": "ranker-v3", "batch_size": batch},
+        })
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 30) -> None:
+    import requests
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            requests.get(url, timeout=1)
+            return
+        except requests.RequestException:
+            time.sleep(0.2)
+    raise TimeoutError(url)
+
+
+def redis_reachable() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def bench_http(items: list[dict], key: str, broker_url: str | None = None) -> float:
+    import requests
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", "--worker-class", "gthread", "--threads", "4", "--log-level", "warning"],
+        cwd=_env.REPO,
+        env={
+            **os.environ,
+            "RCA_RATE_LIMIT_PER_MINUTE": "600000",
+            **({"CELERY_BROKER_URL": broker_url} if broker_url else {}),
+        },
+    )
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")
+        url = f"http://127.0.0.1:{port}/api/v1/incidents"
+        headers = {"Authorization": f"Bearer {key}"}
+        sessions: dict[int, requests.Session] = {}
+
+        import threading
+
+        def send(item: dict) -> int:
+            s = sessions.setdefault(threading.get_ident(), requests.Session())
+            return s.post(url, json=item, headers=headers, timeout=30).status_code
+
+        with ThreadPoolExecutor(CLIENTS) as pool:  # warm-up: connections, caches
+            list(pool.map(send, items[:50]))
+            start = time.perf_counter()
+            codes = list(pool.map(send, items[50:]))
+            elapsed = time.perf_counter() - start
+        bad = [c for c in codes if c != 202]
+        if bad:
+            raise SystemExit(f"{len(bad)} requests not accepted, e.g. {bad[:5]}")
+        return len(codes) / elapsed
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def bench_raw(items: list[dict]) -> float:
+    import psycopg
+    from django.db import connection
+
+    db = connection.settings_dict
+    conninfo = f"dbname={db['NAME']} user={db['USER']} host={db['HOST']}"
+    if db.get("PORT"):
+        conninfo += f" port={db['PORT']}"
+    if db.get("PASSWORD"):
+        conninfo += f" password={db['PASSWORD']}"
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY, body jsonb)")
+        conn.execute("TRUNCATE bench_raw")
+        start = time.perf_counter()
+        for item in items[50:]:
+            conn.execute("INSERT INTO bench_raw (body) VALUES (%s)", (json.dumps(item),))
+        elapsed = time.perf_counter() - start
+        conn.execute("DROP TABLE bench_raw")
+    return (len(items) - 50) / elapsed
+
+
+def main() -> None:
+    _env.setup_django()
+    from ingest.keys import create_key
+    from ingest.models import Project
+
+    project, _ = Project.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
+    project.incidents.all().delete()
+    project.issues.all().delete()
+    _, key = create_key(project, "bench")
+    items = payloads(N + 50)
+    raw = bench_raw(items)
+    print(f"N={N}, gunicorn 2 workers x 4 threads, {CLIENTS} concurrent clients, same machine")
+    print(f"raw psycopg INSERT loop (1 connection, autocommit): {raw:8.1f} inserts/s")
+    brokers = [("embedded broker (SQLAlchemy on PostgreSQL)", None)]
+    if redis_reachable():
+        brokers.append(("Redis broker", "redis://127.0.0.1:6379/14"))
+    for name, url in brokers:
+        http = bench_http(items, key, url)
+        print(f"ingest over HTTP, {name:44}: {http:8.1f} incidents/s, ratio {http / raw:.2f}"
+              " (target >= 0.5)")
+        if url:  # drop the queued analyses: nobody consumes this bench queue
+            import redis
+
+            redis.Redis.from_url(url).flushdb()
+
+
+if __name__ == "__main__":
+    main()

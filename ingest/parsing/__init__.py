@@ -1,0 +1,1 @@
+"""Pure, Django-free parsers that turn raw incident text into structured signals."""

@@ -1,0 +1,149 @@
+"""Parse Python tracebacks, chained ones included, from text as users paste or log it.
+
+Real tracebacks arrive cut short, prefixed by log formatters or ``[rank0]:`` markers, and
+mixed with progress bars, so this is a forgiving line scanner rather than a grammar:
+whatever it recognises it keeps, whatever it does not it skips.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from ingest.parsing.frames import MAX_FRAMES, Frame, ParsedException, make_frame
+
+MAX_EXCEPTIONS = 20
+MAX_MESSAGE = 4000
+MAX_MESSAGE_LINES = 50
+
+# The second form is printed by torch.autograd anomaly detection before the forward stack.
+_HEADER = re.compile(
+    r"Traceback \(most recent call last\):?|Traceback of forward call that caused the error:?"
+)
+_CAUSE = re.compile(r"The above exception was the direct cause of the following exception:?")
+_CONTEXT = re.compile(r"During handling of the above exception, another exception occurred:?")
+_FILE = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*$')
+_MARKER = re.compile(r"^\s*[~^]+[\s~^]*$")
+_REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]\s*$")
+# ``[rank3]:`` (torch.distributed) and ``|`` (exception groups) prefix every line.
+_LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d*\]:\s?)|^\s*\|\s?")
+_TYPE = r"[A-Za-z_][\w.]*"
+_EXCEPTION_LINE = re.compile(rf"^(?P<type>{_TYPE})(?::[ \t]*(?P<msg>.*))?$")
+# Without a traceback around it, only a name that looks like an exception counts.
+_LOOSE_EXCEPTION_LINE = re.compile(
+    rf"^(?:.*?\s)?(?P<type>{_TYPE}(?:Error|Exception|Exit|Interrupt|Warning|Fault))"
+    r"(?::[ \t]*(?P<msg>.*))?$"
+)
+_SITE_PACKAGES = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<rest>.+?)\.pyc?$")
+
+Relation = Literal["cause", "context"] | None
+
+
+def module_from_path(filename: str) -> str:
+    """Derive a dotted module name for installed libraries, where the path says it reliably."""
+    match = _SITE_PACKAGES.search(filename)
+    if not match:
+        return ""
+    parts = re.split(r"[\\/]", match.group("rest"))
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(part.isidentifier() for part in parts):
+        return ""
+    return ".".join(parts)
+
+
+class _Block:
+    """One exception being assembled: its frames, then its type and message lines."""
+
+    def __init__(self, relation: Relation = None) -> None:
+        self.relation = relation
+        self.frames: list[Frame] = []
+        self.type = ""
+        self.message_lines: list[str] = []
+        self.has_exception_line = False
+        self.expect_context = False
+
+    def is_empty(self) -> bool:
+        return not self.frames and not self.has_exception_line
+
+    def result(self) -> ParsedException:
+        message = "\n".join(self.message_lines).strip()[:MAX_MESSAGE]
+        return ParsedException(
+            type=self.type[:200], message=message, frames=self.frames, relation=self.relation
+        )
+
+
+def _clean(line: str) -> str:
+    line = line.rstrip("\r\n")
+    return _LINE_PREFIX.sub("", line, count=1)
+
+
+def parse_python_traceback(text: str) -> list[ParsedException]:
+    """Return the exceptions of a Python traceback, oldest first, frames caller to callee."""
+    if not isinstance(text, str) or not text:
+        return []
+    results: list[ParsedException] = []
+    block = _Block()
+    in_message = False
+
+    def finish(next_relation: Relation = None) -> _Block:
+        if not block.is_empty() and len(results) < MAX_EXCEPTIONS:
+            results.append(block.result())
+        return _Block(next_relation)
+
+    for raw in text.splitlines():
+        line = _clean(raw)
+        stripped = line.strip()
+        if _CAUSE.search(line) or _CONTEXT.search(line):
+            block = finish("cause" if _CAUSE.search(line) else "context")
+            in_message = False
+            continue
+        if _HEADER.search(line):
+            if block.has_exception_line:
+                block = finish()
+            in_message = False
+            continue
+        file_match = _FILE.match(line)
+        if file_match:
+            if block.has_exception_line:
+                block = finish()
+            in_message = False
+            if len(block.frames) < MAX_FRAMES:
+                filename = file_match.group("file")
+                block.frames.append(
+                    make_frame(
+                        filename=filename,
+                        function=(file_match.group("func") or "").strip(),
+                        lineno=int(file_match.group("line")[:9]),
+                        module=module_from_path(filename),
+                    )
+                )
+                block.expect_context = True
+            continue
+        if in_message:
+            if stripped and len(block.message_lines) < MAX_MESSAGE_LINES:
+                block.message_lines.append(line)
+                continue
+            in_message = False
+            continue
+        if not stripped or _REPEATED.match(line) or _MARKER.match(line):
+            continue
+        indented = line[:1].isspace()
+        if indented and block.expect_context:
+            block.frames[-1]["context_line"] = stripped[:1000]
+            block.expect_context = False
+            continue
+        match = _LOOSE_EXCEPTION_LINE.match(stripped)
+        if not match and block.frames and not indented:
+            match = _EXCEPTION_LINE.match(stripped)
+        if not match:
+            continue
+        if block.has_exception_line:
+            block = finish()
+        block.type = match.group("type")
+        block.message_lines = [match.group("msg") or ""]
+        block.has_exception_line = True
+        block.expect_context = False
+        in_message = True
+    finish()
+    return results
