@@ -18,6 +18,9 @@ class Project(models.Model):
     # The public key of the Sentry DSN (public like Sentry's: it only allows sending events).
     sentry_key = models.CharField(max_length=64, unique=True, default=_sentry_key)
     slack_webhook_url = models.URLField(max_length=500, blank=True)
+    # Set when Slack answered with a permanent failure (404, invalid_token, ...): no more sends.
+    slack_disabled_at = models.DateTimeField(null=True, blank=True)
+    slack_disabled_reason = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -9,3 +9,10 @@ def enqueue_analysis(incident_id: int) -> None:
     from rca.tasks import analyse_incident
 
     analyse_incident.delay_on_commit(incident_id)
+
+
+def reanalyse(incident_id: int) -> None:
+    """Force a fresh analysis of an incident (the UI's "Re-analyse"), bypassing the cache."""
+    from rca.tasks import analyse_incident
+
+    analyse_incident.delay_on_commit(incident_id, force=True)

@@ -4,7 +4,7 @@ from celery import shared_task
 
 
 @shared_task(name="rca.tasks.analyse_incident", ignore_result=True, acks_late=True)
-def analyse_incident(incident_id: int) -> None:
+def analyse_incident(incident_id: int, force: bool = False) -> None:
     from rca.pipeline import analyse
 
-    analyse(incident_id)
+    analyse(incident_id, force=force)

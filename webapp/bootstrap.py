@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 
 from ingest.keys import create_key
 from ingest.models import Project
+from ingest.projects import project_dsn
 
 
 def ensure_demo(credentials_file: Path, base_url: str) -> str:
@@ -35,6 +36,7 @@ def ensure_demo(credentials_file: Path, base_url: str) -> str:
     text = (
         f"Rootcause is at {base_url}/  (log in as admin / {password})\n"
         f"Project 'demo' API key: {api_key}\n"
+        f"Sentry SDK DSN: {project_dsn(project, base_url)}\n"
         f"Send an incident:\n"
         f"  curl -sS -X POST {base_url}/api/v1/incidents \\\n"
         f"    -H 'Authorization: Bearer {api_key}' -H 'Content-Type: application/json' \\\n"
