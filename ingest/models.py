@@ -105,6 +105,9 @@ class Incident(models.Model):
         max_length=10, choices=Analysis.choices, default=Analysis.PENDING
     )
     analysis_updated_at = models.DateTimeField(auto_now_add=True)
+    # What this occurrence did to its issue: opened it ("new"), reopened a resolved one
+    # ("regressed") or nothing (""). Notifications key off it; ingest only records the fact.
+    opened_issue = models.CharField(max_length=10, blank=True)
 
     class Meta:
         constraints = [

@@ -127,6 +127,7 @@ def store_incident(
                 tags=clean.get("tags") or {},
                 model_id=d.model_id,
                 fingerprint=d.fingerprint,
+                opened_issue="new" if new_issue else ("regressed" if regressed else ""),
             )
             rca.enqueue_analysis(incident.pk)
     except IntegrityError:  # a concurrent retry with the same event_id won the race

@@ -111,7 +111,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {"task": "webapp.tasks.heartbeat", "schedule": 30.0},
+    "sweep-stuck-analyses": {"task": "rca.tasks.sweep_stuck_analyses", "schedule": 60.0},
 }
+# An analysis pending or running longer than this is re-enqueued by the sweeper (seconds).
+RCA_ANALYSIS_STUCK_AFTER = env.int("RCA_ANALYSIS_STUCK_AFTER", default=600)
 # Seconds between polls of the embedded (SQLAlchemy) broker; see webapp/celery.py.
 RCA_EMBEDDED_BROKER_POLL = env.float("RCA_EMBEDDED_BROKER_POLL", default=0.05)
 

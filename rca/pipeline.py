@@ -1,0 +1,221 @@
+"""`analyse(incident_id)`: claim, signals, retrieval, prompt, provider, validation, store.
+
+Runs in a Celery worker. Every step's inputs and outputs land in an `Analysis` row, so
+the UI can show why a suggestion was made and a failure is visible, never silent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ingest.models import Incident
+from rca import claim
+from rca.context import AnalysisContext, Evidence, remediation_steps
+from rca.models import Analysis, Runbook, Suggestion
+from rca.prompts import PROMPT_VERSION
+
+log = logging.getLogger(__name__)
+K_RUNBOOKS = 5
+K_PAST_FIXES = 3
+
+
+def _materially_same(a: Incident, b: Incident) -> bool:
+    """Same error type and same shape diff: a new occurrence needs no new analysis."""
+    return a.error_type == b.error_type and a.shape_diff == b.shape_diff
+
+
+def _reusable_analysis(incident: Incident) -> Analysis | None:
+    """The issue's latest finished analysis, when this occurrence is materially the same."""
+    previous = (
+        Analysis.objects.filter(issue_id=incident.issue_id, status=Analysis.Status.DONE)
+        .exclude(incident_id=incident.pk)
+        .select_related("incident")
+        .order_by("-created_at")
+        .first()
+    )
+    if previous is not None and _materially_same(previous.incident, incident):
+        return previous
+    return None
+
+
+def _evidence(retrieved: list[Any]) -> list[Evidence]:
+    bodies = dict(
+        Runbook.objects.filter(slug__in=[r.slug for r in retrieved]).values_list("slug", "body")
+    )
+    items = []
+    for r in retrieved:
+        text = r.text
+        if r.kind == "past_fix":
+            text = f"Accepted fix for a similar incident: {r.text}"
+        items.append(
+            Evidence(
+                slug=r.slug,
+                title=r.title,
+                failure_class=r.failure_class,
+                text=text,
+                remediation=remediation_steps(bodies.get(r.slug, "")),
+                score=float(r.fused),
+                kind=r.kind,
+            )
+        )
+    return items
+
+
+def _cache_key(provider: str, model: str, signals: dict, retrieved: list[dict]) -> str:
+    material = json.dumps(
+        [provider, model, PROMPT_VERSION, signals, [(r["kind"], r["chunk_id"]) for r in retrieved]],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def _notify_opening(incident: Incident) -> None:
+    from rca import notify
+
+    if incident.opened_issue == "new":
+        notify.notify_new_issue(incident.issue_id)
+    elif incident.opened_issue == "regressed":
+        notify.notify_regression(incident.issue_id)
+
+
+def _notify_suggestion(suggestion_id: int) -> None:
+    from rca import notify
+
+    notify.notify_suggestion(suggestion_id)
+
+
+def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
+    """Analyse one incident; returns the Analysis, or None when another worker has it."""
+    if not claim.claim(incident_id, force=force):
+        return None
+    incident = Incident.objects.select_related("issue").get(pk=incident_id)
+    _notify_opening(incident)
+    if not force and (previous := _reusable_analysis(incident)) is not None:
+        log.info("incident %s: same signals as analysis %s, reusing", incident_id, previous.pk)
+        claim.finish(incident_id, Incident.Analysis.DONE)
+        return previous
+
+    analysis = Analysis.objects.create(incident=incident, issue_id=incident.issue_id)
+    started = time.monotonic()
+    try:
+        _run(analysis, incident, force=force)
+    except Exception as exc:
+        log.exception("analysis of incident %s failed", incident_id)
+        Analysis.objects.filter(pk=analysis.pk).update(
+            status=Analysis.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:4000],
+            finished_at=timezone.now(),
+            latency_ms=int((time.monotonic() - started) * 1000),
+        )
+        claim.finish(incident_id, Incident.Analysis.FAILED)
+        return analysis
+    analysis.refresh_from_db()
+    return analysis
+
+
+def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
+    from rca.embeddings import embed
+    from rca.providers import provider_from_settings
+    from rca.retrieval import rejected_slugs, search, similar_accepted
+    from rca.signals import build_signals
+    from rca.suggest import write_suggestion
+
+    started = time.monotonic()
+    signals = build_signals(incident)
+    [vector] = embed([signals.embedding_text()])
+    retrieved = search(signals, vector, k=K_RUNBOOKS, demote=rejected_slugs(incident.issue_id))
+    past = similar_accepted(vector, exclude_issue_id=incident.issue_id, k=K_PAST_FIXES)
+    items = retrieved + past
+    retrieved_rows = [r.as_dict() for r in items]
+
+    ctx = AnalysisContext(
+        error_type=incident.error_type,
+        message=incident.message,
+        frames=incident.frames,
+        logs=incident.logs,
+        shape_diff=incident.shape_diff,
+        inference_context=incident.inference_context,
+        resource_impact=incident.resource_impact,
+        evidence=_evidence(items),
+    )
+    provider, name = provider_from_settings()
+    model = getattr(provider, "model", "")
+    key = _cache_key(name, model, signals.as_dict(), retrieved_rows)
+    cached = (
+        None
+        if force
+        else (
+            Suggestion.objects.filter(
+                analysis__cache_key=key, analysis__status=Analysis.Status.DONE
+            )
+            .order_by("-created_at")
+            .first()
+        )
+    )
+    if cached is not None:
+        outcome_fields = {
+            "action": cached.action,
+            "reason": cached.reason,
+            "runbook_slug": cached.runbook_slug,
+            "confidence": cached.confidence,
+            "validation": cached.validation,
+            "valid": cached.valid,
+            "provider": cached.provider,
+            "model": cached.model,
+        }
+        attempts: list[dict] = [{"cache_hit_of_analysis": cached.analysis_id}]
+        prompt: list[dict] = []
+        raw, usage = "", {}
+    else:
+        outcome = write_suggestion(ctx, provider)
+        if outcome.draft is None or outcome.validation is None:
+            raise RuntimeError(f"no provider produced a suggestion: {outcome.attempts}")
+        draft, check = outcome.draft, outcome.validation
+        outcome_fields = {
+            "action": draft.action,
+            "reason": draft.reason,
+            "runbook_slug": draft.runbook,
+            "confidence": draft.confidence,
+            "validation": check.as_dict(),
+            "valid": check.ok,
+            "provider": draft.provider,
+            "model": draft.model,
+        }
+        attempts, prompt, raw, usage = outcome.attempts, outcome.prompt, draft.raw, outcome.usage
+
+    with transaction.atomic():
+        Analysis.objects.filter(pk=analysis.pk).update(
+            status=Analysis.Status.DONE,
+            provider=outcome_fields["provider"],
+            model=outcome_fields["model"],
+            prompt_version=PROMPT_VERSION,
+            cache_key=key,
+            signals=signals.as_dict(),
+            query=signals.embedding_text(),
+            retrieved=retrieved_rows,
+            prompt=prompt,
+            raw_output=raw,
+            attempts=attempts,
+            query_embedding=vector,
+            tokens_prompt=usage.get("prompt_tokens", 0),
+            tokens_completion=usage.get("completion_tokens", 0),
+            latency_ms=int((time.monotonic() - started) * 1000),
+            finished_at=timezone.now(),
+        )
+        suggestion = Suggestion.objects.create(
+            analysis=analysis,
+            issue_id=incident.issue_id,
+            incident=incident,
+            prompt_version=PROMPT_VERSION,
+            **outcome_fields,
+        )
+        claim.finish(incident.pk, Incident.Analysis.DONE)
+        transaction.on_commit(lambda: _notify_suggestion(suggestion.pk))
