@@ -25,7 +25,7 @@ _HARMLESS_TOKEN_NAME = re.compile(
     r"[_-]?token$",
     re.IGNORECASE,
 )
-_KEY_NAME = re.compile(rf"^[\w.-]*?{_SENSITIVE_NAMES}$", re.IGNORECASE)
+_KEY_NAME = re.compile(rf"^[\w.-]{{0,60}}?{_SENSITIVE_NAMES}$", re.IGNORECASE)
 _KEY_KIND = re.compile(r"passw(?:or)?d|secret|api[_-]?key|apikey|token|key|authorization", re.I)
 
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
@@ -48,12 +48,12 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _BEARER = re.compile(r"\b(Bearer|Basic|Token)(\s+)(?!\[redacted)([A-Za-z0-9\-._~+/]{8,}=*)")
 _URL_CREDENTIALS = re.compile(r"(?<=://)([^/\s:@]{1,100}):([^/\s@]{1,200})@")
 _ASSIGNMENT = re.compile(
-    rf"(?P<key>\b[\w.-]*?{_SENSITIVE_NAMES})(?P<quote>[\"']?)(?P<sep>\s*[=:]\s*)"
+    rf"(?P<key>\b[\w.-]{{0,60}}?{_SENSITIVE_NAMES})(?P<quote>[\"']?)(?P<sep>\s*[=:]\s*)"
     r"(?P<value>\"(?:[^\"\\\n]|\\.){0,2000}\"|'[^'\n]{0,2000}'|[^\s,;&'\"}\])]{1,2000})",
     re.IGNORECASE,
 )
 _EMAIL = re.compile(
-    r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b"
+    r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b"
 )
 
 

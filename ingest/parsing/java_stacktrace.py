@@ -42,7 +42,7 @@ def _frame(match: re.Match[str]) -> Frame:
     return make_frame(
         filename=filename,
         function=function,
-        lineno=int(lineno[:9]) if lineno.isdigit() else None,
+        lineno=int(lineno[:9]) if lineno.isdecimal() else None,
         module=module,
     )
 

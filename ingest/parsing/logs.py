@@ -8,6 +8,7 @@ an unrecognised line is still evidence for the analysis.
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import UTC, datetime
 from typing import Any, TypedDict
@@ -71,6 +72,8 @@ _CODE_PAIR = re.compile(r"\berror[_-]?code[=:]\s*\"?(?P<v>[\w.-]{1,64})", re.IGN
 def _normalise_level(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, (int, float)):
         # Numeric levels: Python logging (10..50) and pino/bunyan (10..60).
         number = int(value)
@@ -89,12 +92,12 @@ def _normalise_ts(value: Any) -> str | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        seconds = float(value)
-        if seconds > 1e14:  # microseconds or nanoseconds
-            seconds /= 1e6 if seconds < 1e17 else 1e9
-        elif seconds > 1e11:  # milliseconds
-            seconds /= 1e3
         try:
+            seconds = float(value)
+            if seconds > 1e14:  # microseconds or nanoseconds
+                seconds /= 1e6 if seconds < 1e17 else 1e9
+            elif seconds > 1e11:  # milliseconds
+                seconds /= 1e3
             return datetime.fromtimestamp(seconds, tz=UTC).isoformat()
         except (OverflowError, OSError, ValueError):
             return str(value)[:64]
