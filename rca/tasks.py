@@ -15,3 +15,31 @@ def sweep_stuck_analyses() -> int:
     from rca.sweeper import sweep
 
     return len(sweep())
+
+
+@shared_task(
+    name="rca.tasks.send_notification",
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    max_retries=None,  # bounded by RCA_SLACK_MAX_ATTEMPTS, counted on the row
+)
+def send_notification(self, notification_id: int) -> None:
+    from django.conf import settings
+
+    from rca.notify import RetryLater, deliver
+
+    try:
+        deliver(notification_id)
+    except RetryLater as later:
+        raise self.retry(
+            countdown=later.countdown, max_retries=settings.RCA_SLACK_MAX_ATTEMPTS
+        ) from None
+
+
+@shared_task(name="rca.tasks.embed_corpus", ignore_result=True, acks_late=True)
+def embed_corpus() -> None:
+    """Embed runbook chunks that have no embedding (or one from another model)."""
+    from rca.embeddings import embed_missing_chunks
+
+    embed_missing_chunks()

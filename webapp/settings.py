@@ -151,11 +151,28 @@ RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 # Public base URL used in links sent outside the app (Slack, API answers).
 RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
 
+# Slack notifications (rca/slack.py, rca/notify.py).
+# Default incoming webhook for projects that have none of their own.
+SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
+# Hosts other than hooks.slack.com that webhooks may post to (http allowed there too).
+RCA_WEBHOOK_ALLOWED_HOSTS = env.list("RCA_WEBHOOK_ALLOWED_HOSTS", default=[])
+# More than THRESHOLD new issues within WINDOW minutes (per project): the rest form one digest.
+RCA_SLACK_DIGEST_THRESHOLD = env.int("RCA_SLACK_DIGEST_THRESHOLD", default=5)
+RCA_SLACK_DIGEST_WINDOW_MINUTES = env.float("RCA_SLACK_DIGEST_WINDOW_MINUTES", default=5.0)
+# Delivery: attempts per message, seconds per attempt, first retry delay (doubles each time).
+RCA_SLACK_MAX_ATTEMPTS = env.int("RCA_SLACK_MAX_ATTEMPTS", default=5)
+RCA_SLACK_TIMEOUT = env.float("RCA_SLACK_TIMEOUT", default=10.0)
+RCA_SLACK_BACKOFF_SECONDS = env.float("RCA_SLACK_BACKOFF_SECONDS", default=5.0)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"pgserver": {"level": "WARNING"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        # urllib3 logs request paths at DEBUG, and a Slack webhook's path is its secret.
+        "urllib3": {"level": "WARNING"},
+    },
 }

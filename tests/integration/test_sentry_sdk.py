@@ -26,25 +26,35 @@ def sdk(live_server):
     tenant = project_with_key("sentry-users")
     host = urlsplit(live_server.url).netloc
     dsn = build_dsn(tenant.project.sentry_key, host, tenant.project.pk)
-    sentry_sdk.init(dsn=dsn, default_integrations=False, environment="staging",
-                    release="ranker@3.1.0", server_name="gpu-node-7")
+    sentry_sdk.init(
+        dsn=dsn,
+        default_integrations=False,
+        environment="staging",
+        release="ranker@3.1.0",
+        server_name="gpu-node-7",
+    )
     yield tenant
     sentry_sdk.get_client().close()
     sentry_sdk.init()  # no DSN: later tests see a disabled SDK
 
 
 def test_real_sentry_sdk_event_becomes_incident_with_frames_shapes_and_breadcrumbs(sdk):
-    sentry_sdk.set_tag("service", "ranker")
-    sentry_sdk.set_context("inference", {"model_id": "ranker-v3", "batch_size": 4,
-                                         "device": "cpu", "framework": "pytorch"})
-    sentry_sdk.add_breadcrumb(category="request", message="POST /rank trace_id=ab12cd",
-                              level="info")
-    sentry_sdk.add_breadcrumb(category="model", message="loaded ranker-v3 weights",
-                              level="warning")
-    try:
-        _ranker_forward(torch.randn(4, 256))
-    except RuntimeError:
-        sentry_sdk.capture_exception()
+    with sentry_sdk.isolation_scope():  # tags and breadcrumbs must not leak into other tests
+        sentry_sdk.set_tag("service", "ranker")
+        sentry_sdk.set_context(
+            "inference",
+            {"model_id": "ranker-v3", "batch_size": 4, "device": "cpu", "framework": "pytorch"},
+        )
+        sentry_sdk.add_breadcrumb(
+            category="request", message="POST /rank trace_id=ab12cd", level="info"
+        )
+        sentry_sdk.add_breadcrumb(
+            category="model", message="loaded ranker-v3 weights", level="warning"
+        )
+        try:
+            _ranker_forward(torch.randn(4, 256))
+        except RuntimeError:
+            sentry_sdk.capture_exception()
     sentry_sdk.flush(timeout=10)
 
     incident = wait_for(lambda: Incident.objects.filter(project=sdk.project).first(), timeout=15)

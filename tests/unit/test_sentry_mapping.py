@@ -43,6 +43,7 @@ def sentry():
         server_name="gpu-node-7",
     )
     with sentry_sdk.isolation_scope() as scope:
+        scope.clear()  # a fork of the outer scope: drop what earlier tests left there
         scope.set_client(client)
         yield client.transport
     client.close()
