@@ -10,7 +10,7 @@ from typing import Any
 
 from ingest.grouping import culprit, fingerprint, issue_title
 from ingest.parsing.frames import ParsedException, frames_from_json
-from ingest.parsing.logs import parse_logs
+from ingest.parsing.logs import LogEntry, parse_logs
 from ingest.parsing.shapes import extract_shape_diff, normalise_shape_diff
 from ingest.parsing.stacktrace import parse_stacktrace
 
@@ -18,7 +18,7 @@ from ingest.parsing.stacktrace import parse_stacktrace
 @dataclass
 class Derived:
     exceptions: list[ParsedException]
-    logs: list[dict[str, Any]]
+    logs: list[LogEntry]
     shape_diff: list[dict[str, Any]]
     shape_diff_source: str
     error_type: str
@@ -67,7 +67,7 @@ def derive(payload: dict[str, Any]) -> Derived:
     context = payload.get("inference_context") or {}
     return Derived(
         exceptions=chain,
-        logs=list(parse_logs(payload.get("logs") or [])),
+        logs=parse_logs(payload.get("logs") or []),
         shape_diff=[dict(d) for d in shapes],
         shape_diff_source=source,
         error_type=str(error_type)[:255],

@@ -47,7 +47,12 @@ def take(key: str) -> Decision:
     per_minute = float(settings.RCA_RATE_LIMIT_PER_MINUTE)
     if per_minute <= 0:
         return Decision(True)
-    params = {"key": key, "rate": per_minute / 60.0, "burst": float(settings.RCA_RATE_LIMIT_BURST)}
+    rate = per_minute / 60.0
+    params: dict[str, str | float] = {
+        "key": key,
+        "rate": rate,
+        "burst": float(settings.RCA_RATE_LIMIT_BURST),
+    }
     with transaction.atomic(), connection.cursor() as cursor:
         # A lost token after a crash is harmless: do not wait for the WAL flush.
         cursor.execute("SET LOCAL synchronous_commit TO OFF")
@@ -60,5 +65,5 @@ def take(key: str) -> Decision:
         cursor.execute(_LEVEL, params)
         row = cursor.fetchone()
     level = float(row[0]) if row else 0.0
-    wait = max(1.0 - level, 0.0) / params["rate"]
+    wait = max(1.0 - level, 0.0) / rate
     return Decision(False, retry_after=max(1, int(wait + 0.999)))

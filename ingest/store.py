@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -32,7 +32,7 @@ class Stored:
 
 def _occurred_at(value: Any) -> datetime:
     if isinstance(value, datetime):
-        return value if timezone.is_aware(value) else timezone.make_aware(value, timezone.utc)
+        return value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
     if isinstance(value, str):
         try:
             return _occurred_at(datetime.fromisoformat(value.replace("Z", "+00:00")))

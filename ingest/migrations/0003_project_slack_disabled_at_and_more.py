@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingest', '0002_ratebucket'),
+        ("ingest", "0002_ratebucket"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='project',
-            name='slack_disabled_at',
+            model_name="project",
+            name="slack_disabled_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='project',
-            name='slack_disabled_reason',
+            model_name="project",
+            name="slack_disabled_reason",
             field=models.CharField(blank=True, max_length=300),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingest', '0003_project_slack_disabled_at_and_more'),
+        ("ingest", "0003_project_slack_disabled_at_and_more"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='incident',
-            name='opened_issue',
+            model_name="incident",
+            name="opened_issue",
             field=models.CharField(blank=True, max_length=10),
         ),
     ]

@@ -48,16 +48,17 @@ def test_incident_is_accepted_parsed_and_readable(live_server, tenant):
     assert got["inference_context"]["model_id"] == "ranker-v3"
 
 
-def test_same_bug_at_other_batch_size_is_one_issue_and_other_error_is_another(
-    live_server, tenant
-):
+def test_same_bug_at_other_batch_size_is_one_issue_and_other_error_is_another(live_server, tenant):
     first = post(live_server, tenant, shape_error(batch=4)).json()
     second = post(live_server, tenant, shape_error(batch=32)).json()
     other = post(
         live_server,
         tenant,
-        {"service": "ranker", "error_type": "torch.OutOfMemoryError",
-         "message": "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 3; 39.59 GiB total)"},
+        {
+            "service": "ranker",
+            "error_type": "torch.OutOfMemoryError",
+            "message": "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 3; 39.59 GiB total)",
+        },
     ).json()
     assert first["issue_id"] == second["issue_id"] != other["issue_id"]
     issue = Issue.objects.get(pk=first["issue_id"])
@@ -87,15 +88,30 @@ def test_idempotency_key_header_makes_retries_safe(live_server, tenant):
     assert Incident.objects.count() == 1
 
 
+def test_naive_and_zoned_timestamps_are_stored_in_utc(live_server, tenant):
+    naive = post(live_server, tenant, {**shape_error(4), "occurred_at": "2026-11-30T08:15:00"})
+    zoned = post(
+        live_server, tenant, {**shape_error(5), "occurred_at": "2026-11-30T10:15:00+02:00"}
+    )
+    assert (naive.status_code, zoned.status_code) == (202, 202), naive.text
+    stamps = {i.occurred_at.isoformat() for i in Incident.objects.all()}
+    assert stamps == {"2026-11-30T08:15:00+00:00"}
+
+
 def test_camel_case_aliases_are_accepted(live_server, tenant):
     resp = post(
         live_server,
         tenant,
-        {"service": "llm", "errorType": "ValueError", "message": "bad",
-         "inferenceContext": {"modelId": "llama-3", "inputHash": "abc", "batchSize": 8},
-         "resourceImpact": {"cpuPeakPercent": 97.5, "memoryDeltaMB": 2048},
-         "shapeDiff": [{"tensor": "x", "op": "matmul", "expected": [None, 512],
-                        "actual": [8, 256]}]},
+        {
+            "service": "llm",
+            "errorType": "ValueError",
+            "message": "bad",
+            "inferenceContext": {"modelId": "llama-3", "inputHash": "abc", "batchSize": 8},
+            "resourceImpact": {"cpuPeakPercent": 97.5, "memoryDeltaMB": 2048},
+            "shapeDiff": [
+                {"tensor": "x", "op": "matmul", "expected": [None, 512], "actual": [8, 256]}
+            ],
+        },
     )
     assert resp.status_code == 202, resp.text
     incident = Incident.objects.get()
@@ -114,10 +130,18 @@ def test_secrets_in_message_logs_and_frame_vars_never_reach_the_database(live_se
             "service": "rag",
             "error_type": "openai.AuthenticationError",
             "message": f"Incorrect API key provided: {secret} (contact ops@example.com)",
-            "logs": [f"ERROR calling OpenAI with api_key={secret}",
-                     {"level": "error", "message": f"Authorization: Bearer {secret}"}],
-            "stacktrace": [{"filename": "/srv/rag/llm.py", "function": "complete", "lineno": 12,
-                            "vars": {"api_key": secret, "prompt_len": "412"}}],
+            "logs": [
+                f"ERROR calling OpenAI with api_key={secret}",
+                {"level": "error", "message": f"Authorization: Bearer {secret}"},
+            ],
+            "stacktrace": [
+                {
+                    "filename": "/srv/rag/llm.py",
+                    "function": "complete",
+                    "lineno": 12,
+                    "vars": {"api_key": secret, "prompt_len": "412"},
+                }
+            ],
         },
     )
     assert resp.status_code == 202, resp.text
@@ -138,12 +162,18 @@ def test_secrets_in_message_logs_and_frame_vars_never_reach_the_database(live_se
         ({"error_type": "E"}, ["body", "incident", "service"]),
         ({"service": "s"}, ["body", "incident"]),
         ({"service": "s", "message": "m", "logs": [1]}, ["body", "incident", "logs", 0]),
-        ({"service": "s", "message": "m", "inference_context": {"batch_size": -1}},
-         ["body", "incident", "inference_context", "batch_size"]),
-        ({"service": "s", "message": "m", "event_id": "has spaces"},
-         ["body", "incident", "event_id"]),
-        ({"service": "s", "message": "m", "shape_diff": [{"expected": "x", "actual": [1]}]},
-         ["body", "incident", "shape_diff", 0, "expected"]),
+        (
+            {"service": "s", "message": "m", "inference_context": {"batch_size": -1}},
+            ["body", "incident", "inference_context", "batch_size"],
+        ),
+        (
+            {"service": "s", "message": "m", "event_id": "has spaces"},
+            ["body", "incident", "event_id"],
+        ),
+        (
+            {"service": "s", "message": "m", "shape_diff": [{"expected": "x", "actual": [1]}]},
+            ["body", "incident", "shape_diff", 0, "expected"],
+        ),
     ],
 )
 def test_invalid_incident_is_400_with_field_path(live_server, tenant, payload, loc):
@@ -168,8 +198,9 @@ def test_malformed_json_is_400(live_server, tenant):
 def test_missing_unknown_and_revoked_keys_are_401(live_server, tenant):
     url = f"{live_server.url}/api/v1/incidents"
     missing = requests.post(url, json=shape_error(4), timeout=5)
-    unknown = requests.post(url, json=shape_error(4), timeout=5,
-                            headers={"Authorization": "Bearer rc_0000_nope"})
+    unknown = requests.post(
+        url, json=shape_error(4), timeout=5, headers={"Authorization": "Bearer rc_0000_nope"}
+    )
     revoke(ApiKey.objects.get())
     revoked = post(live_server, tenant, shape_error(4))
     for resp in (missing, unknown, revoked):
@@ -192,14 +223,16 @@ def test_oversized_body_is_413_and_wrong_content_type_is_415(live_server, tenant
     too_big = post(live_server, tenant, big)
     assert too_big.status_code == 413
     assert too_big.json()["detail"][0]["loc"] == ["body"]
-    form = requests.post(f"{live_server.url}/api/v1/incidents", data={"service": "s"},
-                         headers=tenant.auth, timeout=5)
+    form = requests.post(
+        f"{live_server.url}/api/v1/incidents", data={"service": "s"}, headers=tenant.auth, timeout=5
+    )
     assert form.status_code == 415
     assert form.json()["detail"][0]["loc"] == ["header", "Content-Type"]
     compressed = requests.post(
         f"{live_server.url}/api/v1/incidents",
         data=gzip.compress(json.dumps(shape_error(4)).encode()),
-        headers={**tenant.auth, "Content-Type": "text/plain"}, timeout=5,
+        headers={**tenant.auth, "Content-Type": "text/plain"},
+        timeout=5,
     )
     assert compressed.status_code == 415
 
