@@ -1,4 +1,4 @@
-"""Accepted incidents/s over real HTTP (gunicorn, 2 workers, concurrent client) vs a raw insert loop.
+"""Accepted incidents/s over real HTTP (gunicorn, 2 workers, concurrent client) vs raw inserts.
 
 Prints both rates and their ratio (target >= 0.5). The raw loop inserts the same JSON
 payloads with psycopg, one committed INSERT each, into a scratch table: the floor cost
@@ -25,19 +25,21 @@ def payloads(n: int) -> list[dict]:
     out = []
     for i in range(n):
         batch = 1 + i % 64
-        out.append({
-            "service": f"svc-{i % 5}",
-            "error_type": "RuntimeError",
-            "message": f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)",
-            "stacktrace": (
-                "Traceback (most recent call last):\n"
-                f'  File "/srv/app/model_{i % 7}.py", line 41, in forward\n'
-                "    return self.head(x)\n"
-                f"RuntimeError: mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
-            ),
-            "logs": [f"ERROR step={i} trace_id=t{i} error_code=E_SHAPE"],
-            "inference_context": {"model_id": "ranker-v3", "batch_size": batch},
-        })
+        out.append(
+            {
+                "service": f"svc-{i % 5}",
+                "error_type": "RuntimeError",
+                "message": f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)",
+                "stacktrace": (
+                    "Traceback (most recent call last):\n"
+                    f'  File "/srv/app/model_{i % 7}.py", line 41, in forward\n'
+                    "    return self.head(x)\n"
+                    f"RuntimeError: mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
+                ),
+                "logs": [f"ERROR step={i} trace_id=t{i} error_code=E_SHAPE"],
+                "inference_context": {"model_id": "ranker-v3", "batch_size": batch},
+            }
+        )
     return out
 
 
@@ -73,8 +75,22 @@ def bench_http(items: list[dict], key: str, broker_url: str | None = None) -> fl
 
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--worker-class", "gthread", "--threads", "4", "--log-level", "warning"],
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "webapp.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--worker-class",
+            "gthread",
+            "--threads",
+            "4",
+            "--log-level",
+            "warning",
+        ],
         cwd=_env.REPO,
         env={
             **os.environ,
@@ -147,8 +163,10 @@ def main() -> None:
         brokers.append(("Redis broker", "redis://127.0.0.1:6379/14"))
     for name, url in brokers:
         http = bench_http(items, key, url)
-        print(f"ingest over HTTP, {name:44}: {http:8.1f} incidents/s, ratio {http / raw:.2f}"
-              " (target >= 0.5)")
+        print(
+            f"ingest over HTTP, {name:44}: {http:8.1f} incidents/s, ratio {http / raw:.2f}"
+            " (target >= 0.5)"
+        )
         if url:  # drop the queued analyses: nobody consumes this bench queue
             import redis
 

@@ -47,7 +47,8 @@ def _existing(project: Project, event_id: str) -> Incident | None:
 
 _UPSERT_ISSUE = f"""
 WITH before AS (
-    SELECT status FROM {Issue._meta.db_table} WHERE project_id = %(project)s AND fingerprint = %(fp)s
+    SELECT status FROM {Issue._meta.db_table}
+     WHERE project_id = %(project)s AND fingerprint = %(fp)s
 )
 INSERT INTO {Issue._meta.db_table} AS i
     (project_id, fingerprint, title, error_type, culprit, service, model_id, status,

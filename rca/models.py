@@ -126,7 +126,8 @@ class Suggestion(models.Model):
     reason = models.TextField()
     runbook_slug = models.CharField(max_length=120, blank=True)
     confidence = models.FloatField(default=0.0)
-    # {format_ok, grounded, stack_path_match, shape_incompatibility, unknown_dim_share, ok, complaints}
+    # {format_ok, grounded, stack_path_match, shape_incompatibility, unknown_dim_share, ok,
+    #  complaints}
     validation = models.JSONField(default=dict)
     valid = models.BooleanField(default=False)
     provider = models.CharField(max_length=40)

@@ -131,8 +131,11 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
     started = time.monotonic()
     signals = build_signals(incident)
     [vector] = embed([signals.embedding_text()])
-    retrieved = search(signals, vector, k=K_RUNBOOKS, demote=rejected_slugs(incident.issue_id))
-    past = similar_accepted(vector, exclude_issue_id=incident.issue_id, k=K_PAST_FIXES)
+    demote = rejected_slugs(incident.issue_id, vector)
+    retrieved = search(signals, vector, k=K_RUNBOOKS, demote=demote)
+    past = similar_accepted(
+        vector, exclude_issue_id=incident.issue_id, k=K_PAST_FIXES, project_id=incident.project_id
+    )
     items = retrieved + past
     retrieved_rows = [r.as_dict() for r in items]
 

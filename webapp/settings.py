@@ -113,6 +113,8 @@ CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {"task": "webapp.tasks.heartbeat", "schedule": 30.0},
     "sweep-stuck-analyses": {"task": "rca.tasks.sweep_stuck_analyses", "schedule": 60.0},
 }
+# sentence-transformers model name or local path; empty: the bundled all-MiniLM-L6-v2.
+RCA_EMBEDDING_MODEL = env("RCA_EMBEDDING_MODEL", default="")
 # An analysis pending or running longer than this is re-enqueued by the sweeper (seconds).
 RCA_ANALYSIS_STUCK_AFTER = env.int("RCA_ANALYSIS_STUCK_AFTER", default=600)
 # Seconds between polls of the embedded (SQLAlchemy) broker; see webapp/celery.py.

@@ -5,7 +5,7 @@ from django.urls import path
 
 from ingest import views as sentry_views
 from ingest.api import api
-from webapp.views import health
+from webapp.views import analysis, auth, health, issues, project_settings, runbooks, timeline
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -14,4 +14,25 @@ urlpatterns = [
     path("api/<int:project_id>/envelope/", sentry_views.envelope, name="sentry-envelope"),
     path("api/<int:project_id>/store/", sentry_views.store, name="sentry-store"),
     path("admin/", admin.site.urls),
+    # The incident UI (behind login)
+    path("accounts/login/", auth.login, name="login"),
+    path("accounts/logout/", auth.logout, name="logout"),
+    path("", timeline.timeline, name="timeline"),
+    path("issues/<int:issue_id>", issues.issue_detail, name="issue"),
+    path("issues/<int:issue_id>/status", issues.issue_status, name="issue-status"),
+    path("incidents/<int:incident_id>/analysis", analysis.analysis, name="analysis"),
+    path("incidents/<int:incident_id>/reanalyse", analysis.reanalyse, name="reanalyse"),
+    path("suggestions/<int:suggestion_id>/decision", analysis.decision, name="decision"),
+    path("runbooks/", runbooks.runbook_list, name="runbooks"),
+    path("runbooks/<slug:slug>", runbooks.runbook_detail, name="runbook"),
+    path("settings/", project_settings.settings_index, name="settings"),
+    path("projects/<slug:slug>/settings", project_settings.settings_page, name="project-settings"),
+    path("projects/<slug:slug>/keys", project_settings.create_key, name="create-key"),
+    path(
+        "projects/<slug:slug>/keys/<int:key_id>/revoke",
+        project_settings.revoke_key,
+        name="revoke-key",
+    ),
+    path("projects/<slug:slug>/slack", project_settings.slack_webhook, name="slack-webhook"),
+    path("projects/<slug:slug>/slack/test", project_settings.slack_test, name="slack-test"),
 ]

@@ -7,49 +7,83 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [("webapp", "0002_vector_extension")]
 
     operations = [
         migrations.CreateModel(
-            name='CorpusState',
+            name="CorpusState",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.CharField(max_length=64)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.CharField(max_length=64)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Runbook',
+            name="Runbook",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=120, unique=True)),
-                ('title', models.CharField(max_length=255)),
-                ('failure_class', models.CharField(db_index=True, max_length=64)),
-                ('frameworks', models.JSONField(default=list)),
-                ('signals', models.JSONField(default=list)),
-                ('tags', models.JSONField(default=list)),
-                ('body', models.TextField()),
-                ('checksum', models.CharField(max_length=64)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=120, unique=True)),
+                ("title", models.CharField(max_length=255)),
+                ("failure_class", models.CharField(db_index=True, max_length=64)),
+                ("frameworks", models.JSONField(default=list)),
+                ("signals", models.JSONField(default=list)),
+                ("tags", models.JSONField(default=list)),
+                ("body", models.TextField()),
+                ("checksum", models.CharField(max_length=64)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
         ),
         migrations.CreateModel(
-            name='RunbookChunk',
+            name="RunbookChunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ordinal', models.PositiveIntegerField()),
-                ('section', models.CharField(max_length=120)),
-                ('text', models.TextField()),
-                ('embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
-                ('embedding_model', models.CharField(blank=True, max_length=200)),
-                ('runbook', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='rca.runbook')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("ordinal", models.PositiveIntegerField()),
+                ("section", models.CharField(max_length=120)),
+                ("text", models.TextField()),
+                (
+                    "embedding",
+                    pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True),
+                ),
+                ("embedding_model", models.CharField(blank=True, max_length=200)),
+                (
+                    "runbook",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chunks",
+                        to="rca.runbook",
+                    ),
+                ),
             ],
             options={
-                'indexes': [pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='chunk_embedding_hnsw', opclasses=['vector_cosine_ops'])],
-                'constraints': [models.UniqueConstraint(fields=('runbook', 'ordinal'), name='chunk_ordinal')],
+                "indexes": [
+                    pgvector.django.indexes.HnswIndex(
+                        ef_construction=64,
+                        fields=["embedding"],
+                        m=16,
+                        name="chunk_embedding_hnsw",
+                        opclasses=["vector_cosine_ops"],
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(fields=("runbook", "ordinal"), name="chunk_ordinal")
+                ],
             },
         ),
     ]

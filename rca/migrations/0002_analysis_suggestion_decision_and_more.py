@@ -8,86 +8,182 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingest', '0002_ratebucket'),
-        ('rca', '0001_initial'),
+        ("ingest", "0002_ratebucket"),
+        ("rca", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Analysis',
+            name="Analysis",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='running', max_length=10)),
-                ('provider', models.CharField(blank=True, max_length=40)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('prompt_version', models.CharField(blank=True, max_length=40)),
-                ('cache_key', models.CharField(blank=True, db_index=True, max_length=64)),
-                ('signals', models.JSONField(blank=True, default=dict)),
-                ('query', models.TextField(blank=True)),
-                ('retrieved', models.JSONField(blank=True, default=list)),
-                ('prompt', models.JSONField(blank=True, default=list)),
-                ('raw_output', models.TextField(blank=True)),
-                ('attempts', models.JSONField(blank=True, default=list)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('tokens_prompt', models.PositiveIntegerField(default=0)),
-                ('tokens_completion', models.PositiveIntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('query_embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('incident', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='analyses', to='ingest.incident')),
-                ('issue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='analyses', to='ingest.issue')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("running", "Running"), ("done", "Done"), ("failed", "Failed")],
+                        default="running",
+                        max_length=10,
+                    ),
+                ),
+                ("provider", models.CharField(blank=True, max_length=40)),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("prompt_version", models.CharField(blank=True, max_length=40)),
+                ("cache_key", models.CharField(blank=True, db_index=True, max_length=64)),
+                ("signals", models.JSONField(blank=True, default=dict)),
+                ("query", models.TextField(blank=True)),
+                ("retrieved", models.JSONField(blank=True, default=list)),
+                ("prompt", models.JSONField(blank=True, default=list)),
+                ("raw_output", models.TextField(blank=True)),
+                ("attempts", models.JSONField(blank=True, default=list)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("tokens_prompt", models.PositiveIntegerField(default=0)),
+                ("tokens_completion", models.PositiveIntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                (
+                    "query_embedding",
+                    pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "incident",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="analyses",
+                        to="ingest.incident",
+                    ),
+                ),
+                (
+                    "issue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="analyses",
+                        to="ingest.issue",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Suggestion',
+            name="Suggestion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.TextField()),
-                ('reason', models.TextField()),
-                ('runbook_slug', models.CharField(blank=True, max_length=120)),
-                ('confidence', models.FloatField(default=0.0)),
-                ('validation', models.JSONField(default=dict)),
-                ('valid', models.BooleanField(default=False)),
-                ('provider', models.CharField(max_length=40)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('prompt_version', models.CharField(blank=True, max_length=40)),
-                ('status', models.CharField(choices=[('proposed', 'Proposed'), ('accepted', 'Accepted'), ('rejected', 'Rejected')], default='proposed', max_length=10)),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('analysis', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='suggestion', to='rca.analysis')),
-                ('incident', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='suggestions', to='ingest.incident')),
-                ('issue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='suggestions', to='ingest.issue')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("action", models.TextField()),
+                ("reason", models.TextField()),
+                ("runbook_slug", models.CharField(blank=True, max_length=120)),
+                ("confidence", models.FloatField(default=0.0)),
+                ("validation", models.JSONField(default=dict)),
+                ("valid", models.BooleanField(default=False)),
+                ("provider", models.CharField(max_length=40)),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("prompt_version", models.CharField(blank=True, max_length=40)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("accepted", "Accepted"),
+                            ("rejected", "Rejected"),
+                        ],
+                        default="proposed",
+                        max_length=10,
+                    ),
+                ),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "analysis",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="suggestion",
+                        to="rca.analysis",
+                    ),
+                ),
+                (
+                    "incident",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="suggestions",
+                        to="ingest.incident",
+                    ),
+                ),
+                (
+                    "issue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="suggestions",
+                        to="ingest.issue",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Decision',
+            name="Decision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('verdict', models.CharField(choices=[('accepted', 'Accepted'), ('rejected', 'Rejected')], max_length=10)),
-                ('note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='decisions', to=settings.AUTH_USER_MODEL)),
-                ('suggestion', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='rca.suggestion')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.CharField(
+                        choices=[("accepted", "Accepted"), ("rejected", "Rejected")], max_length=10
+                    ),
+                ),
+                ("note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="decisions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "suggestion",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="decisions",
+                        to="rca.suggestion",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='analysis',
-            index=models.Index(fields=['issue', '-created_at'], name='analysis_by_issue'),
+            model_name="analysis",
+            index=models.Index(fields=["issue", "-created_at"], name="analysis_by_issue"),
         ),
         migrations.AddIndex(
-            model_name='analysis',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['query_embedding'], m=16, name='analysis_query_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="analysis",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["query_embedding"],
+                m=16,
+                name="analysis_query_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='suggestion',
-            index=models.Index(fields=['issue', '-created_at'], name='suggestion_by_issue'),
+            model_name="suggestion",
+            index=models.Index(fields=["issue", "-created_at"], name="suggestion_by_issue"),
         ),
         migrations.AddIndex(
-            model_name='suggestion',
-            index=models.Index(fields=['runbook_slug', 'status'], name='suggestion_by_runbook'),
+            model_name="suggestion",
+            index=models.Index(fields=["runbook_slug", "status"], name="suggestion_by_runbook"),
         ),
     ]

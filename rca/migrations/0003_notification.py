@@ -5,33 +5,85 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingest', '0003_project_slack_disabled_at_and_more'),
-        ('rca', '0002_analysis_suggestion_decision_and_more'),
+        ("ingest", "0003_project_slack_disabled_at_and_more"),
+        ("rca", "0002_analysis_suggestion_decision_and_more"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Notification',
+            name="Notification",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('new_issue', 'New Issue'), ('suggestion', 'Suggestion'), ('regression', 'Regression'), ('digest', 'Digest'), ('test', 'Test')], max_length=12)),
-                ('target', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('sent', 'Sent'), ('failed', 'Failed'), ('suppressed', 'Suppressed')], default='queued', max_length=12)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('last_error', models.TextField(blank=True)),
-                ('payload', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
-                ('next_attempt_at', models.DateTimeField(blank=True, null=True)),
-                ('issue', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to='ingest.issue')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to='ingest.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("new_issue", "New Issue"),
+                            ("suggestion", "Suggestion"),
+                            ("regression", "Regression"),
+                            ("digest", "Digest"),
+                            ("test", "Test"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("target", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("sent", "Sent"),
+                            ("failed", "Failed"),
+                            ("suppressed", "Suppressed"),
+                        ],
+                        default="queued",
+                        max_length=12,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("last_error", models.TextField(blank=True)),
+                ("payload", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
+                ("next_attempt_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "issue",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to="ingest.issue",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to="ingest.project",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['project', '-created_at'], name='notification_recent')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('issue__isnull', False)), fields=('issue', 'kind', 'target'), name='notification_once')],
+                "indexes": [
+                    models.Index(fields=["project", "-created_at"], name="notification_recent")
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("issue__isnull", False)),
+                        fields=("issue", "kind", "target"),
+                        name="notification_once",
+                    )
+                ],
             },
         ),
     ]

@@ -1,4 +1,8 @@
-"""`manage.py runbooks load [DIR]` / `runbooks list`: manage the runbook corpus."""
+"""`manage.py runbooks load [DIR] [--embed-now]` / `runbooks list`: manage the runbook corpus.
+
+After a load, chunks without embeddings are embedded by a worker (`embed_corpus`, queued
+once the load commits), or here with `--embed-now` (this process then loads the model).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from rca import corpus
+from rca.embeddings import chunks_missing_embeddings
 from rca.models import Runbook
 from rca.runbook_store import load_runbooks
 
@@ -18,9 +23,21 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         load = sub.add_parser("load", help="upsert runbooks by slug; remove deleted ones")
         load.add_argument("directory", nargs="?", type=Path, default=None)
+        load.add_argument(
+            "--embed-now",
+            action="store_true",
+            help="embed missing chunks in this process instead of queueing it for a worker",
+        )
         sub.add_parser("list", help="list stored runbooks")
 
-    def handle(self, *args, action: str, directory: Path | None = None, **options) -> None:
+    def handle(
+        self,
+        *args,
+        action: str,
+        directory: Path | None = None,
+        embed_now: bool = False,
+        **options,
+    ) -> None:
         if action == "list":
             for rb in Runbook.objects.order_by("failure_class", "slug"):
                 self.stdout.write(f"{rb.failure_class:28} {rb.slug:45} {rb.chunks.count()} chunks")
@@ -34,3 +51,12 @@ class Command(BaseCommand):
             f"{len(report.unchanged)} unchanged, {len(report.removed)} removed; "
             f"corpus version {report.version[:12]}"
         )
+        if embed_now:
+            from rca.embeddings import embed_missing_chunks
+
+            self.stdout.write(f"embedded {embed_missing_chunks()} chunks")
+        elif report.changed or chunks_missing_embeddings():
+            from rca.tasks import embed_corpus
+
+            embed_corpus.delay_on_commit()
+            self.stdout.write("queued embed_corpus for a worker")

@@ -1,0 +1,62 @@
+"""`manage.py rca eval [CASES.jsonl] [--corpus DIR] [--mode ...] [--json]`: score retrieval.
+
+Runs the worker's own signal + retrieval code over labelled cases and prints hit@1, hit@3,
+MRR@5 and the empty rate, overall and per class, for each mode and fusion strategy.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+DEFAULT_CASES = Path(__file__).resolve().parents[3] / "tests" / "data" / "dev_cases.jsonl"
+
+
+class Command(BaseCommand):
+    help = "Analysis tools; `rca eval` scores runbook retrieval against labelled cases."
+
+    def add_arguments(self, parser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True)
+        ev = sub.add_parser("eval", help="hit@1 / hit@3 / MRR@5 of retrieval on labelled cases")
+        ev.add_argument("cases", nargs="?", type=Path, default=DEFAULT_CASES)
+        ev.add_argument(
+            "--corpus",
+            type=Path,
+            default=None,
+            help="score against the runbooks of this directory (a scratch corpus in memory; "
+            "the stored corpus is not touched)",
+        )
+        ev.add_argument("--mode", choices=["all", "hybrid", "bm25", "dense"], default="all")
+        ev.add_argument("--strategy", choices=["both", "weighted", "rrf"], default="both")
+        ev.add_argument("--k", type=int, default=5)
+        ev.add_argument("--json", action="store_true", help="machine-readable output")
+
+    def handle(self, *args, action: str, **options) -> None:
+        if action == "eval":
+            self._eval(**options)
+
+    def _eval(self, cases: Path, corpus: Path | None, mode: str, strategy: str, k: int, **options):
+        from rca.eval_run import evaluate, load_cases, load_index, run_names
+        from rca.evaluation import format_table
+
+        try:
+            labelled = load_cases(cases)
+            index, note = load_index(corpus)
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        report = evaluate(labelled, index, run_names(mode, strategy), k=k)
+        if options["json"]:
+            payload = {
+                "cases": str(cases),
+                "corpus": str(corpus) if corpus else "stored",
+                "runbooks": len(index),
+                "runs": {name: metrics.as_dict() for name, metrics in report.items()},
+            }
+            self.stdout.write(json.dumps(payload, indent=2))
+            return
+        if note:
+            self.stdout.write(note)
+        self.stdout.write(f"{len(labelled)} cases from {cases}; {len(index)} runbooks\n")
+        self.stdout.write(format_table(report))

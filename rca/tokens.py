@@ -1,0 +1,127 @@
+"""Code-aware tokenisation shared by BM25 queries and the BM25 index (pure).
+
+Error texts are full of identifiers (``state_dict``, ``CUDAHalfTensor``,
+``torch.cuda.OutOfMemoryError``). A query may name the whole identifier or one of its parts
+and a runbook may do the other, so every identifier yields itself *and* its parts; both
+sides go through this one function so they always agree.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["STOPWORDS", "tokenize"]
+
+# Identifiers (dotted, snake, camel) and words, digits allowed after the first letter (fp16).
+_IDENT = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*")
+# Parts of one identifier segment: acronym runs (CUDA in CUDAHalf), words, trailing digits.
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+[a-z]*")
+_HEX_LIKE = re.compile(r"^(?:0x)?[0-9a-f]{6,}$")
+_NO_STEM = re.compile(r"(?:ss|us|is|ys|as|os)$")
+
+#: Function words that carry no evidence; kept short so words like "not" and "no" survive
+#: (``not supported``, ``no kernel image`` are meaningful in error messages).
+STOPWORDS: frozenset[str] = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "may",
+        "might",
+        "of",
+        "on",
+        "or",
+        "our",
+        "should",
+        "so",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "was",
+        "we",
+        "were",
+        "when",
+        "where",
+        "which",
+        "while",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "please",
+        "see",
+        "use",
+        "using",
+        "also",
+        "via",
+    ]
+)
+
+
+def _stem(token: str) -> str:
+    """Plural folding only ("channels" -> "channel"): safe on code words, no dictionary."""
+    if len(token) > 4 and token.endswith("s") and not _NO_STEM.search(token):
+        return token[:-1]
+    return token
+
+
+def _parts(identifier: str) -> list[str]:
+    parts: list[str] = []
+    for segment in re.split(r"[._:]+", identifier):
+        parts.extend(_PART.findall(segment))
+    return parts
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased tokens of ``text``: each identifier whole, then its parts (dotted,
+    snake_case and camelCase split), without stop words, bare numbers or hex blobs."""
+    tokens: list[str] = []
+    for match in _IDENT.finditer(text):
+        identifier = match.group(0).strip("_.:")
+        if not identifier:
+            continue
+        whole = identifier.lower()
+        parts = [p.lower() for p in _parts(identifier)]
+        emitted: list[str] = []
+        if (len(parts) != 1 or parts[0] != whole) and not _HEX_LIKE.match(whole):
+            emitted.append(whole)
+        emitted.extend(parts)
+        for token in emitted:
+            if token[0].isdigit() or token in STOPWORDS or len(token) < 2 or _HEX_LIKE.match(token):
+                continue
+            tokens.append(_stem(token))
+    return tokens

@@ -1,0 +1,158 @@
+"""The timeline: a user's issues, newest activity first, narrowed by filters, in few queries.
+
+Everything a row shows comes from one query (the current suggestion's action is a
+correlated subquery), so a page costs the same whether a project has ten issues or ten
+thousand incidents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
+
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.http import QueryDict
+from django.utils import timezone
+
+from ingest.models import Issue, Project
+from rca.models import Suggestion
+from webapp import access
+
+PAGE_SIZE = 50
+RANGES = {
+    "1h": timedelta(hours=1),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
+DEFAULT_RANGE = "7d"
+STATUSES = [choice for choice, _ in Issue.Status.choices]
+MAX_TEXT = 200
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the user narrowed the timeline to; also its shareable query string."""
+
+    project: str = ""
+    service: str = ""
+    model: str = ""
+    status: str = ""
+    error_type: str = ""
+    range: str = DEFAULT_RANGE
+    q: str = ""
+    page: int = 1
+
+    @classmethod
+    def from_query(cls, params: QueryDict) -> Filters:
+        def text(name: str) -> str:
+            return params.get(name, "").strip()[:MAX_TEXT]
+
+        status = text("status")
+        window = text("range")
+        try:
+            page = max(1, int(params.get("page", "1")))
+        except ValueError:
+            page = 1
+        return cls(
+            project=text("project"),
+            service=text("service"),
+            model=text("model"),
+            status=status if status in STATUSES else "",
+            error_type=text("error_type"),
+            range=window if window in RANGES else DEFAULT_RANGE,
+            q=text("q"),
+            page=page,
+        )
+
+    def since(self, now: datetime | None = None) -> datetime:
+        return (now or timezone.now()) - RANGES[self.range]
+
+    def querystring(self, **changes) -> str:
+        """The URL query for these filters (defaults left out), with `changes` applied."""
+        values = asdict(replace(self, **changes))
+        defaults = asdict(Filters())
+        return urlencode({k: v for k, v in values.items() if v != defaults[k]})
+
+
+@dataclass
+class TimelinePage:
+    issues: list[Issue]
+    total: int
+    page: int
+    pages: int
+    filters: Filters
+
+    @property
+    def next_query(self) -> str:
+        """Query string of the next (older) page, or "" on the last page."""
+        return self.filters.querystring(page=self.page + 1) if self.page < self.pages else ""
+
+    @property
+    def previous_query(self) -> str:
+        return self.filters.querystring(page=self.page - 1) if self.page > 1 else ""
+
+
+def filtered_issues(user, filters: Filters) -> QuerySet[Issue]:
+    """The user's issues matching every filter except the time range."""
+    qs = Issue.objects.filter(project__memberships__user=user)
+    if filters.project:
+        qs = qs.filter(project__slug=filters.project)
+    exact = {
+        "service": filters.service,
+        "model_id": filters.model,
+        "status": filters.status,
+        "error_type": filters.error_type,
+    }
+    qs = qs.filter(**{field: value for field, value in exact.items() if value})
+    if filters.q:
+        qs = qs.filter(
+            Q(title__icontains=filters.q)
+            | Q(culprit__icontains=filters.q)
+            | Q(error_type__icontains=filters.q)
+            | Q(service__icontains=filters.q)
+        )
+    return qs
+
+
+def timeline_issues(user, filters: Filters, now: datetime | None = None) -> TimelinePage:
+    """One page of issues plus the total: two queries, whatever the data volume."""
+    qs = filtered_issues(user, filters).filter(last_seen__gte=filters.since(now))
+    total = qs.count()
+    pages = max(1, -(-total // PAGE_SIZE))
+    page = min(filters.page, pages)
+    current = Suggestion.objects.filter(issue=OuterRef("pk")).order_by("-created_at", "-pk")
+    rows = (
+        qs.select_related("project")
+        .annotate(
+            suggested_action=Subquery(current.values("action")[:1]),
+            suggestion_status=Subquery(current.values("status")[:1]),
+        )
+        .order_by("-last_seen", "-pk")[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    )
+    return TimelinePage(issues=list(rows), total=total, page=page, pages=pages, filters=filters)
+
+
+@dataclass
+class FilterChoices:
+    projects: list[Project]
+    services: list[str]
+    models: list[str]
+    error_types: list[str]
+
+
+def filter_choices(user, limit: int = 200) -> FilterChoices:
+    """The values the filter menus offer: what the user's issues actually contain."""
+    issues = Issue.objects.filter(project__memberships__user=user)
+
+    def distinct(field: str) -> list[str]:
+        values = issues.exclude(**{field: ""}).order_by(field).values_list(field, flat=True)
+        return list(values.distinct()[:limit])
+
+    return FilterChoices(
+        projects=list(access.projects_of(user)),
+        services=distinct("service"),
+        models=distinct("model_id"),
+        error_types=distinct("error_type"),
+    )
