@@ -10,6 +10,8 @@ from tests.support.processes import Worker, sqla_broker_url
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Worker subprocesses inherit this: tests stand in for Slack with servers on loopback.
+os.environ.setdefault("RCA_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

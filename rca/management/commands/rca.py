@@ -1,4 +1,4 @@
-"""`manage.py rca eval [CASES.jsonl] [--corpus DIR] [--mode ...] [--json]`: score retrieval.
+"""`manage.py rca eval [CASES.jsonl] ...`: score retrieval; `manage.py rca sweep`: unstick analyses.
 
 Runs the worker's own signal + retrieval code over labelled cases and prints hit@1, hit@3,
 MRR@5 and the empty rate, overall and per class, for each mode and fusion strategy.
@@ -32,10 +32,22 @@ class Command(BaseCommand):
         ev.add_argument("--strategy", choices=["both", "weighted", "rrf"], default="both")
         ev.add_argument("--k", type=int, default=5)
         ev.add_argument("--json", action="store_true", help="machine-readable output")
+        sw = sub.add_parser("sweep", help="re-enqueue analyses stuck in pending/analyzing")
+        sw.add_argument("--older-than", type=int, default=None, help="seconds (default: setting)")
 
     def handle(self, *args, action: str, **options) -> None:
         if action == "eval":
             self._eval(**options)
+        elif action == "sweep":
+            self._sweep(options.get("older_than"))
+
+    def _sweep(self, older_than: int | None) -> None:
+        from datetime import timedelta
+
+        from rca.sweeper import sweep
+
+        ids = sweep(timedelta(seconds=older_than) if older_than is not None else None)
+        self.stdout.write(f"re-enqueued {len(ids)} stuck analyses" + (f": {ids}" if ids else ""))
 
     def _eval(self, cases: Path, corpus: Path | None, mode: str, strategy: str, k: int, **options):
         from rca.eval_run import evaluate, load_cases, load_index, run_names
