@@ -25,16 +25,17 @@ def payloads(n: int) -> list[dict]:
     out = []
     for i in range(n):
         batch = 1 + i % 64
+        message = f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
         out.append(
             {
                 "service": f"svc-{i % 5}",
                 "error_type": "RuntimeError",
-                "message": f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)",
+                "message": message,
                 "stacktrace": (
                     "Traceback (most recent call last):\n"
                     f'  File "/srv/app/model_{i % 7}.py", line 41, in forward\n'
                     "    return self.head(x)\n"
-                    f"RuntimeError: mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
+                    f"RuntimeError: {message}"
                 ),
                 "logs": [f"ERROR step={i} trace_id=t{i} error_code=E_SHAPE"],
                 "inference_context": {"model_id": "ranker-v3", "batch_size": batch},
