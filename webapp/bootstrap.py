@@ -15,15 +15,25 @@ from django.contrib.auth import get_user_model
 from ingest.keys import create_key
 from ingest.models import Project
 from ingest.projects import project_dsn
+from webapp.models import Membership
+
+
+def _ensure_responder(user, project: Project) -> None:
+    """The admin sees and decides on the demo project's issues in the UI."""
+    if user is not None:
+        Membership.objects.get_or_create(
+            user=user, project=project, defaults={"role": Membership.Role.RESPONDER}
+        )
 
 
 def ensure_demo(credentials_file: Path, base_url: str) -> str:
     """Create what is missing and return the text to show the user."""
-    if credentials_file.exists():
-        return credentials_file.read_text()
-
     project, _ = Project.objects.get_or_create(slug="demo", defaults={"name": "Demo"})
     user_model = get_user_model()
+    if credentials_file.exists():
+        _ensure_responder(user_model.objects.filter(username="admin").first(), project)
+        return credentials_file.read_text()
+
     password = secrets.token_urlsafe(12)
     admin = user_model.objects.filter(username="admin").first()
     if admin is None:
@@ -31,6 +41,7 @@ def ensure_demo(credentials_file: Path, base_url: str) -> str:
     else:
         admin.set_password(password)
         admin.save(update_fields=["password"])
+    _ensure_responder(admin, project)
     _, api_key = create_key(project, name="make-run")
 
     text = (
