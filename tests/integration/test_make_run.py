@@ -70,6 +70,21 @@ def test_make_run_prints_credentials_gets_ready_and_leaves_no_orphans(tmp_path):
         assert resp.status == 200
         assert all(check["ok"] for check in body["checks"].values()), body
         assert _ours(data_dir, port), "expected worker/web/postgres processes"
+
+        # The printed key works, as the printed curl line would use it.
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/v1/incidents",
+            data=json.dumps(
+                {
+                    "service": "ranker",
+                    "error_type": "RuntimeError",
+                    "message": "CUDA error: device-side assert triggered",
+                }
+            ).encode(),
+            headers={"Authorization": f"Bearer {key.group(1)}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            assert resp.status == 202
     finally:
         make.send_signal(signal.SIGTERM)  # kill make itself, as a user or CI would
         make.wait(30)
