@@ -60,7 +60,7 @@ def test_task_sent_through_redis_runs_in_worker_process(tmp_path):
     try:
         worker.wait_ready()
         WorkerHeartbeat.objects.all().delete()
-        sender = Celery("sender", broker=REDIS_URL)
+        sender = Celery("sender", broker=REDIS_URL, set_as_current=False)  # keep the app current
         sender.send_task("webapp.tasks.heartbeat", queue=queue)
         wait_for(
             lambda: WorkerHeartbeat.objects.filter(
