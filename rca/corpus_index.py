@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from rca import corpus
+from rca.bm25 import BM25Index
 from rca.tokens import tokenize
 
 __all__ = ["CorpusIndex", "current_index", "index_from_runbooks"]
@@ -51,7 +51,7 @@ class CorpusIndex:
     chunk_texts: list[str]
     field_texts: list[str]  # per runbook: title, tags, signal words
     embeddings: np.ndarray | None = None  # chunk x dim, unit rows (scratch corpora only)
-    bm25: BM25Okapi = field(init=False)
+    bm25: BM25Index = field(init=False)
     doc_runbook: np.ndarray = field(init=False)  # runbook position of each BM25 document
     doc_is_chunk: np.ndarray = field(init=False)
 
@@ -61,7 +61,7 @@ class CorpusIndex:
         for position in range(len(self.slugs)):
             docs.append(tokenize(self.field_texts[position]))
             owners.append(position)
-        self.bm25 = BM25Okapi(docs)
+        self.bm25 = BM25Index(docs)
         self.doc_runbook = np.array(owners, dtype=np.int64)
         self.doc_is_chunk = np.arange(len(docs)) < len(self.chunk_texts)
         self.position_of = {slug: i for i, slug in enumerate(self.slugs)}
@@ -79,7 +79,7 @@ class CorpusIndex:
 
     def bm25_scores(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(per-runbook BM25 = its best document, per-chunk BM25)."""
-        scores = np.asarray(self.bm25.get_scores(tokens), dtype=np.float64)
+        scores = self.bm25.scores(tokens)
         per_runbook = np.zeros(len(self.slugs), dtype=np.float64)
         np.maximum.at(per_runbook, self.doc_runbook, scores)
         return per_runbook, scores[self.doc_is_chunk]

@@ -211,6 +211,16 @@ def test_normalise_message_is_stable_across_occurrences() -> None:
 # --------------------------------------------------------------------------- BM25, fusion, metrics
 
 
+def test_bm25_index_scores_exactly_like_rank_bm25() -> None:
+    from rank_bm25 import BM25Okapi
+
+    from rca.bm25 import BM25Index
+
+    docs = [tokenize(rb.body) for rb in load_directory(bundled_runbook_dir())]
+    query = build_signals(_incident(CASES["c063"])).bm25_tokens()
+    np.testing.assert_allclose(BM25Index(docs).scores(query), BM25Okapi(docs).get_scores(query))
+
+
 def test_weighted_fusion_lets_the_signal_prior_lift_a_close_second() -> None:
     bm25 = np.array([10.0, 9.0, 0.0])
     cosine = np.array([0.60, 0.58, 0.20])
