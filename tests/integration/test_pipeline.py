@@ -62,6 +62,24 @@ def test_posted_incident_gets_a_validated_offline_suggestion(live_server, tenant
     assert analysis.prompt_version and analysis.query_embedding is not None
     assert "256" in suggestion.reason and "512" in suggestion.reason
 
+    shown = requests.get(
+        f"{live_server.url}/api/v1/incidents/{body['incident_id']}/analysis",
+        headers=tenant.auth,
+        timeout=5,
+    ).json()
+    assert shown["analysis_status"] == "done" and shown["reused"] is False
+    assert shown["analysis"]["suggestion"]["action"] == suggestion.action
+    assert shown["analysis"]["suggestion"]["provider"] == "offline"
+    assert shown["analysis"]["suggestion"]["validation"]["ok"] is True
+    assert shown["analysis"]["retrieved"][0]["slug"] == analysis.retrieved[0]["slug"]
+    stranger = project_with_key("strangers")
+    hidden = requests.get(
+        f"{live_server.url}/api/v1/incidents/{body['incident_id']}/analysis",
+        headers=stranger.auth,
+        timeout=5,
+    )
+    assert hidden.status_code == 404
+
 
 def test_task_delivered_twice_is_analysed_once(live_server, tenant, celery_worker, tmp_path):
     from django.conf import settings
@@ -90,6 +108,12 @@ def test_same_signals_reuse_the_issue_analysis_and_new_shapes_reanalyse(
     wait_for(lambda: done(same["incident_id"]), timeout=60, interval=0.3)
     assert same["issue_id"] == first["issue_id"]
     assert Analysis.objects.filter(issue_id=first["issue_id"]).count() == 1
+    reused = requests.get(
+        f"{live_server.url}/api/v1/incidents/{same['incident_id']}/analysis",
+        headers=tenant.auth,
+        timeout=5,
+    ).json()
+    assert reused["reused"] is True and reused["analysis"]["incident_id"] == first["incident_id"]
 
     other_batch = post(live_server, tenant, shape_error(batch=16))  # shape diff differs
     wait_for(lambda: done(other_batch["incident_id"]), timeout=60, interval=0.3)

@@ -1,0 +1,56 @@
+"""Analysis answers in the JSON API (mounted on ingest's API by webapp/urls.py). Thin handlers.
+
+An incident whose signals matched an earlier occurrence reuses its issue's analysis, so
+the incident endpoint falls back to the issue's latest one and says so (`reused`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+
+from ingest.errors import error_response
+from ingest.models import Incident, Issue
+from rca.models import Analysis
+from rca.serializers import analysis_dict
+
+router = Router(tags=["analysis"])
+
+
+def _latest(**filters: Any) -> Analysis | None:
+    return (
+        Analysis.objects.filter(**filters)
+        .select_related("suggestion")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+@router.get("/incidents/{incident_id}/analysis", response=dict, summary="Its analysis")
+def incident_analysis(request: HttpRequest, incident_id: int) -> Any:
+    incident = Incident.objects.filter(pk=incident_id, project=request.auth.project).first()
+    if incident is None:
+        return error_response(404, ["path", "incident_id"], f"no incident {incident_id} here")
+    own = _latest(incident=incident)
+    shown = own or (
+        _latest(issue_id=incident.issue_id, status=Analysis.Status.DONE)
+        if incident.analysis_status == Incident.Analysis.DONE
+        else None
+    )
+    return {
+        "incident_id": incident.pk,
+        "analysis_status": incident.analysis_status,
+        "reused": own is None and shown is not None,
+        "analysis": analysis_dict(shown) if shown else None,
+    }
+
+
+@router.get("/issues/{issue_id}/analysis", response=dict, summary="The issue's latest analysis")
+def issue_analysis(request: HttpRequest, issue_id: int) -> Any:
+    issue = Issue.objects.filter(pk=issue_id, project=request.auth.project).first()
+    if issue is None:
+        return error_response(404, ["path", "issue_id"], f"no issue {issue_id} here")
+    latest = _latest(issue=issue)
+    return {"issue_id": issue.pk, "analysis": analysis_dict(latest) if latest else None}

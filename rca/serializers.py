@@ -1,0 +1,46 @@
+"""How analyses and suggestions look in API answers (plain dicts; one place for the shape)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rca.models import Analysis, Suggestion
+
+
+def suggestion_dict(s: Suggestion) -> dict[str, Any]:
+    return {
+        "id": s.pk,
+        "incident_id": s.incident_id,
+        "issue_id": s.issue_id,
+        "action": s.action,
+        "reason": s.reason,
+        "runbook": s.runbook_slug,
+        "confidence": s.confidence,
+        "provider": s.provider,
+        "model": s.model,
+        "prompt_version": s.prompt_version,
+        "valid": s.valid,
+        "validation": s.validation,
+        "status": s.status,
+        "created_at": s.created_at.isoformat(),
+        "decided_at": s.decided_at.isoformat() if s.decided_at else None,
+    }
+
+
+def analysis_dict(a: Analysis) -> dict[str, Any]:
+    suggestion = getattr(a, "suggestion", None)
+    return {
+        "id": a.pk,
+        "incident_id": a.incident_id,
+        "issue_id": a.issue_id,
+        "status": a.status,
+        "provider": a.provider,
+        "model": a.model,
+        "prompt_version": a.prompt_version,
+        "retrieved": a.retrieved,
+        "latency_ms": a.latency_ms,
+        "tokens": {"prompt": a.tokens_prompt, "completion": a.tokens_completion},
+        "error": a.error,
+        "created_at": a.created_at.isoformat(),
+        "suggestion": suggestion_dict(suggestion) if suggestion else None,
+    }
