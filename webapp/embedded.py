@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -57,5 +58,12 @@ def stop(pgdata: Path | None = None) -> None:
     if not is_running(pgdata):
         return
     user = "pgserver" if os.geteuid() == 0 else None
-    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    try:
+        pg_ctl(["-w", "-t", "30", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    except subprocess.CalledProcessError as exc:
+        # A shutdown checkpoint can stall on a busy disk; immediate mode skips it and the
+        # next start replays the WAL (crash-safe by design), so nothing committed is lost.
+        log.warning("fast shutdown failed (%s); stopping immediately", exc.stderr or exc)
+        if is_running(pgdata):
+            pg_ctl(["-w", "-t", "30", "-m", "immediate", "stop"], pgdata=pgdata, user=user)
     log.info("embedded PostgreSQL stopped (%s)", pgdata)

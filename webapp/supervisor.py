@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
+STOP_TIMEOUT = 10.0  # seconds a child gets to finish its current work
 
 
 def _die_with_parent() -> None:
@@ -53,14 +54,22 @@ class Child:
                 sys.stdout.write(f"[{self.name:6}] {raw.decode(errors='replace').rstrip()}\n")
                 sys.stdout.flush()
 
-    def stop(self, timeout: float) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+    def terminate(self) -> None:
+        """Ask the whole group (gunicorn/celery children too) to stop; returns at once."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+
+    def wait_or_kill(self, deadline: float) -> None:
+        """Wait until `deadline` (monotonic); then SIGKILL the group. A task killed this way
+        is not lost: acks_late redelivers it, or the sweeper re-enqueues it."""
+        if self.proc is None:
             return
-        os.killpg(self.proc.pid, signal.SIGTERM)  # the whole group: gunicorn/celery children too
         try:
-            self.proc.wait(timeout)
+            self.proc.wait(max(deadline - time.monotonic(), 0.1))
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
 
 
@@ -137,8 +146,11 @@ class Supervisor:
                     break
         finally:
             print("[run   ] stopping worker and web server…", flush=True)
-            for kid in reversed(self.kids):
-                kid.stop(timeout=15)
+            for kid in self.kids:  # in parallel: shutdown takes the slowest, not the sum
+                kid.terminate()
+            deadline = time.monotonic() + STOP_TIMEOUT
+            for kid in self.kids:
+                kid.wait_or_kill(deadline)
             for hook in self.on_exit:
                 hook()
             print("[run   ] stopped", flush=True)

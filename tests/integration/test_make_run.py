@@ -88,8 +88,8 @@ def test_make_run_prints_credentials_gets_ready_and_leaves_no_orphans(tmp_path):
     finally:
         make.send_signal(signal.SIGTERM)  # kill make itself, as a user or CI would
         make.wait(30)
-    deadline = time.monotonic() + 45
+    deadline = time.monotonic() + 90
     while _ours(data_dir, port) and time.monotonic() < deadline:
         time.sleep(0.5)
     leftovers = [" ".join(p.cmdline()) for p in _ours(data_dir, port) if p.is_running()]
-    assert leftovers == [], leftovers
+    assert leftovers == [], (leftovers, (tmp_path / "run.log").read_text()[-3000:])
