@@ -2,7 +2,9 @@
 
 Each case goes through ingest's own parsing (``ingest.derive``) into an unsaved Incident,
 then :func:`rca.signals.build_signals`, :func:`rca.embeddings.embed` and
-:func:`rca.retrieval.search` — the same code path as a stored incident.
+:func:`rca.retrieval.search` — the same code path as a stored incident. With suggestions,
+the retrieved runbooks become evidence (:mod:`rca.evidence`) for the offline provider and
+its draft is validated, as the worker does.
 """
 
 from __future__ import annotations
@@ -12,10 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from rca.corpus_index import CorpusIndex, current_index, index_from_runbooks
-from rca.evaluation import CaseResult, Metrics, summarise
+from rca.evaluation import CaseResult, Metrics, SuggestResult, keyword_hit, summarise
 from rca.signals import Signals, build_signals
 
-__all__ = ["RUNS", "case_incident", "evaluate", "load_cases", "load_index", "run_names"]
+__all__ = [
+    "RUNS",
+    "case_incident",
+    "evaluate",
+    "evaluate_suggestions",
+    "load_bodies",
+    "load_cases",
+    "load_index",
+    "run_names",
+]
 
 #: Run name -> (mode, fusion strategy); ``rca eval`` prints them side by side.
 RUNS: dict[str, tuple[str, str]] = {
@@ -55,6 +66,17 @@ def load_index(directory: str | Path | None) -> tuple[CorpusIndex, str]:
     if not len(index):
         raise ValueError("the stored corpus is empty: run `manage.py runbooks load` first")
     return index, note
+
+
+def load_bodies(directory: str | Path | None, slugs: list[str]) -> dict[str, str]:
+    """Runbook bodies (slug -> body) of the scored corpus: ``directory``'s, else the stored."""
+    if directory is not None:
+        from rca import corpus
+
+        return {rb.slug: rb.body for rb in corpus.load_directory(directory)}
+    from rca.evidence import stored_bodies
+
+    return stored_bodies(slugs)
 
 
 def load_cases(path: str | Path) -> list[dict[str, Any]]:
@@ -114,3 +136,58 @@ def evaluate(
             )
         report[name] = summarise(results)
     return report
+
+
+def evaluate_suggestions(
+    cases: list[dict[str, Any]],
+    index: CorpusIndex,
+    bodies: dict[str, str],
+    k: int = 5,
+) -> list[SuggestResult]:
+    """The offline provider's suggestion for every case, from the worker's default retrieval
+    (hybrid, default fusion, top ``k``), validated; scored by the case's ``keywords``."""
+    from rca.context import AnalysisContext
+    from rca.embeddings import embed
+    from rca.evidence import evidence_from_retrieved
+    from rca.providers import OfflineProvider, ProviderError
+    from rca.retrieval import search
+    from rca.validation import validate
+
+    incidents = [case_incident(case) for case in cases]
+    signals: list[Signals] = [build_signals(incident) for incident in incidents]
+    embeddings = embed([s.embedding_text() for s in signals])
+    provider = OfflineProvider()
+    results = []
+    for case, incident, sig, vector in zip(cases, incidents, signals, embeddings, strict=True):
+        found = search(sig, vector, k=k, index=index)
+        ctx = AnalysisContext(
+            error_type=incident.error_type,
+            message=incident.message,
+            frames=incident.frames,
+            logs=incident.logs,
+            shape_diff=incident.shape_diff,
+            inference_context=incident.inference_context,
+            resource_impact=incident.resource_impact or {},
+            evidence=evidence_from_retrieved(found, bodies),
+        )
+        case_id, category = str(case.get("id", "")), str(case.get("category", ""))
+        try:
+            draft = provider.suggest(ctx)
+        except ProviderError as exc:
+            results.append(SuggestResult(case_id, category, "", "", "", False, False, (str(exc),)))
+            continue
+        check = validate(draft, ctx)
+        text = f"{draft.action} {draft.reason}"
+        results.append(
+            SuggestResult(
+                case_id=case_id,
+                category=category,
+                action=draft.action,
+                reason=draft.reason,
+                runbook=draft.runbook,
+                keyword_hit=keyword_hit(text, case.get("keywords") or []),
+                valid=check.ok,
+                complaints=tuple(check.complaints),
+            )
+        )
+    return results

@@ -1,4 +1,5 @@
-"""Scoring retrieval against labelled cases: hit@1, hit@3, MRR@5, empty rate (pure).
+"""Scoring against labelled cases (pure): retrieval's hit@1, hit@3, MRR@5 and empty rate;
+suggestions' keyword match and validation pass rate.
 
 A hit is a retrieved runbook whose ``failure_class`` equals the case's category: users care
 that the right *kind* of fix comes first, and several runbooks may cover one class.
@@ -10,7 +11,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["CaseResult", "Metrics", "format_table", "rank_of", "summarise"]
+__all__ = [
+    "CaseResult",
+    "Metrics",
+    "SuggestMetrics",
+    "SuggestResult",
+    "format_suggest_table",
+    "format_table",
+    "keyword_hit",
+    "rank_of",
+    "summarise",
+    "summarise_suggestions",
+]
 
 MRR_DEPTH = 5
 
@@ -113,4 +125,99 @@ def format_table(metrics: dict[str, Metrics]) -> str:
     for name in names:
         if metrics[name].misses:
             lines.append(f"\n{name}: not first for {', '.join(metrics[name].misses)}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- suggestions
+
+
+def keyword_hit(text: str, keywords: Sequence[str]) -> bool:
+    """Whether ``text`` contains any of ``keywords`` (case-insensitive substring)."""
+    lowered = text.lower()
+    return any(str(k).lower() in lowered for k in keywords if str(k).strip())
+
+
+@dataclass(frozen=True)
+class SuggestResult:
+    """The suggestion written for one labelled case and how it scored."""
+
+    case_id: str
+    category: str
+    action: str
+    reason: str
+    runbook: str
+    keyword_hit: bool
+    valid: bool
+    complaints: tuple[str, ...] = ()
+
+
+@dataclass
+class SuggestMetrics:
+    cases: int = 0
+    keyword_match: float = 0.0  # share of cases whose suggestion names any case keyword
+    validation_pass: float = 0.0  # share of cases whose suggestion passed validation
+    per_category: dict[str, dict[str, float]] = field(default_factory=dict)
+    keyword_misses: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "cases": self.cases,
+            "keyword_match": round(self.keyword_match, 4),
+            "validation_pass": round(self.validation_pass, 4),
+            "per_category": self.per_category,
+            "keyword_misses": self.keyword_misses,
+            "invalid": self.invalid,
+        }
+
+
+def summarise_suggestions(results: Sequence[SuggestResult]) -> SuggestMetrics:
+    n = len(results)
+    if not n:
+        return SuggestMetrics()
+    by_category: dict[str, list[SuggestResult]] = defaultdict(list)
+    for result in results:
+        by_category[result.category].append(result)
+    per_category = {
+        category: {
+            "cases": len(group),
+            "keyword_match": round(sum(r.keyword_hit for r in group) / len(group), 4),
+            "validation_pass": round(sum(r.valid for r in group) / len(group), 4),
+        }
+        for category, group in sorted(by_category.items())
+    }
+    return SuggestMetrics(
+        cases=n,
+        keyword_match=sum(r.keyword_hit for r in results) / n,
+        validation_pass=sum(r.valid for r in results) / n,
+        per_category=per_category,
+        keyword_misses=[r.case_id for r in results if not r.keyword_hit],
+        invalid=[r.case_id for r in results if not r.valid],
+    )
+
+
+def format_suggest_table(metrics: SuggestMetrics, results: Sequence[SuggestResult] = ()) -> str:
+    """Overall and per-category keyword match / validation pass; with ``results``, each
+    case's action and cited runbook (``-`` marks a keyword miss, ``!`` an invalid one)."""
+    lines = [
+        f"{'keyword match'.ljust(30)}{metrics.keyword_match:.3f}",
+        f"{'validation pass'.ljust(30)}{metrics.validation_pass:.3f}",
+    ]
+    if metrics.per_category:
+        lines += ["", "per category (keyword / valid)"]
+    for category, figures in metrics.per_category.items():
+        lines.append(
+            f"{category} ({figures['cases']:g})".ljust(30)
+            + f"{figures['keyword_match']:.2f}/{figures['validation_pass']:.2f}"
+        )
+    if results:
+        lines.append("")
+    for r in results:
+        mark = ("+" if r.keyword_hit else "-") + (" " if r.valid else "!")
+        lines.append(f"{mark} {r.case_id} [{r.runbook}] {r.action}")
+        lines.extend(f"     invalid: {c}" for c in r.complaints)
+    if metrics.keyword_misses:
+        lines.append(f"\nno keyword for {', '.join(metrics.keyword_misses)}")
+    if metrics.invalid:
+        lines.append(f"invalid for {', '.join(metrics.invalid)}")
     return "\n".join(lines)

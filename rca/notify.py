@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -239,12 +240,12 @@ def _update(n: Notification, **fields) -> None:
 
 
 def _enqueue(notification_id: int, countdown: float | None = None) -> None:
+    """After commit; a broker outage leaves the row queued for the sweeper, never raises."""
+    from rca.enqueue import publish
     from rca.tasks import send_notification
 
-    if countdown:
-        send_notification.apply_async_on_commit((notification_id,), countdown=countdown)
-    else:
-        send_notification.delay_on_commit(notification_id)
+    options = {"countdown": countdown} if countdown else {}
+    transaction.on_commit(partial(publish, send_notification, (notification_id,), **options))
 
 
 # --- delivering ----------------------------------------------------------------------------

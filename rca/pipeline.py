@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from ingest.models import Incident
 from rca import claim
-from rca.context import AnalysisContext, Evidence, remediation_steps
-from rca.models import Analysis, Runbook, Suggestion
+from rca.context import AnalysisContext, Evidence
+from rca.evidence import evidence_from_retrieved, stored_bodies
+from rca.models import Analysis, Suggestion
 from rca.prompts import PROMPT_VERSION
 
 log = logging.getLogger(__name__)
@@ -46,26 +47,7 @@ def _reusable_analysis(incident: Incident) -> Analysis | None:
 
 
 def _evidence(retrieved: list[Any]) -> list[Evidence]:
-    bodies = dict(
-        Runbook.objects.filter(slug__in=[r.slug for r in retrieved]).values_list("slug", "body")
-    )
-    items = []
-    for r in retrieved:
-        text = r.text
-        if r.kind == "past_fix":
-            text = f"Accepted fix for a similar incident: {r.text}"
-        items.append(
-            Evidence(
-                slug=r.slug,
-                title=r.title,
-                failure_class=r.failure_class,
-                text=text,
-                remediation=remediation_steps(bodies.get(r.slug, "")),
-                score=float(r.fused),
-                kind=r.kind,
-            )
-        )
-    return items
+    return evidence_from_retrieved(retrieved, stored_bodies(r.slug for r in retrieved))
 
 
 def _cache_key(provider: str, model: str, signals: dict, retrieved: list[dict]) -> str:
@@ -97,6 +79,10 @@ def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
     if not claim.claim(incident_id, force=force):
         return None
     incident = Incident.objects.select_related("issue").get(pk=incident_id)
+    # We hold the claim, so any analysis of this incident still "running" lost its worker.
+    Analysis.objects.filter(incident_id=incident_id, status=Analysis.Status.RUNNING).update(
+        status=Analysis.Status.FAILED, error="worker lost mid-analysis", finished_at=timezone.now()
+    )
     _notify_opening(incident)
     if not force and (previous := _reusable_analysis(incident)) is not None:
         log.info("incident %s: same signals as analysis %s, reusing", incident_id, previous.pk)

@@ -10,14 +10,17 @@ install gives useful, validated suggestions and the pipeline always has a fallba
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from ingest.parsing.frames import Frame
 from rca.context import AnalysisContext, Evidence, innermost_app_frame
-from rca.validation import format_ok, named_dims
+from rca.tokens import tokenize
+from rca.validation import MAX_ACTION_CHARS, MAX_REASON_CHARS, validate
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -224,6 +227,8 @@ def _usage(response: Any) -> dict[str, int]:
 _BOLD_ACTION = re.compile(r"^\*\*(?P<action>.+?)\*\*\s*(?:Reason:\s*(?P<reason>.*))?$", re.DOTALL)
 _SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+(?=[A-Z`(])")
 _LEADING_FILLER = re.compile(r"^(?:alternatively|or|also|optionally|then|instead)\b[,:]?\s*", re.I)
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+_LAST_ASIDE = re.compile(r"\s*\([^()]*\)(?=[^()]*$)")
 
 
 def _split_step(step: str) -> tuple[str, str]:
@@ -247,12 +252,49 @@ def _first_sentence(text: str, limit: int) -> str:
     return cut + "…"
 
 
+def _shorten(action: str) -> str:
+    """Drop parenthetical asides (examples, commands) from the end of an over-long action
+    until it fits the validator's limit; the step's wording stays otherwise intact."""
+    while len(action) > MAX_ACTION_CHARS:
+        cut = _LAST_ASIDE.sub("", action, count=1)
+        if cut == action:
+            break
+        action = cut
+    return action
+
+
 def _shape(dims: list[int | None]) -> str:
     return "[" + ", ".join("None" if d is None else str(d) for d in dims) + "]"
 
 
+_DEVICES = re.compile(r"\b(?:cuda:\d+|cpu|meta|mps)\b(?:\s+and\s+\b(?:cuda:\d+|cpu|meta|mps)\b)")
+_TENSOR_TYPES = re.compile(
+    r"\b(?:torch\.)?(?:cuda\.)?(?:CUDA)?(?:Half|Float|Double|BFloat16|Long|Int|Byte|Bool)Tensor\b"
+)
+_SCALAR_TYPES = re.compile(
+    r"\bexpected (?:scalar type|both vectors to have same dtype|mat1 and mat2 to have the same"
+    r" dtype)[^A-Za-z]*(?P<a>\w+)[^A-Za-z]+(?:but )?(?:found|got)?:?\s*(?P<b>[\w:]+)",
+    re.IGNORECASE,
+)
+
+
+def _dtype_or_device(message: str) -> str:
+    """The dtypes or devices a mismatch message names, as a sentence, else ``""``."""
+    devices = _DEVICES.search(message)
+    if devices and "device" in message:
+        return f"Here the tensors are on {devices.group(0)}."
+    types = list(dict.fromkeys(_TENSOR_TYPES.findall(message)))
+    if len(types) >= 2:
+        return f"Here the types are {types[0]} and {types[1]}."
+    scalar = _SCALAR_TYPES.search(message)
+    if scalar:
+        return f"Here {scalar.group('a')} was expected but {scalar.group('b')} was found."
+    return ""
+
+
 def _specifics(ctx: AnalysisContext) -> str:
-    """What is particular to this incident: the mismatched shapes and where it raised."""
+    """What is particular to this incident: the mismatched shapes, dtypes or devices, and
+    where it raised."""
     parts: list[str] = []
     for diff in ctx.shape_diff[:1]:
         expected, actual = diff.get("expected") or [], diff.get("actual") or []
@@ -267,37 +309,399 @@ def _specifics(ctx: AnalysisContext) -> str:
         if pairs:
             got = " and ".join(f"{a} instead of {e}" for e, a in pairs[:2])
             parts.append(f"Here the {what} got {got} (expected {_shape(expected)}).")
+    if not ctx.shape_diff and (mismatch := _dtype_or_device(ctx.message or "")):
+        parts.append(mismatch)
     frame = innermost_app_frame(ctx.frames)
     if frame and frame.get("in_app") and frame.get("filename") and frame.get("function"):
         parts.append(f"It was raised in {frame['filename']}:{frame['function']}.")
     return " ".join(parts)
 
 
-def _usable(step: str, ctx: AnalysisContext) -> bool:
-    """A step can be used as is when its action reads as an order and it names no
-    dimensions that this incident does not have."""
+# --- choosing the step that fits this incident --------------------------------------
+#
+# Each remediation step of the best runbook, and of the runbooks of the same failure class
+# that retrieval ranked nearly as high, is scored by: how well its runbook ranked, its place
+# in the runbook (runbooks list the most common fix first), the words it shares with the
+# incident's own code, logs and message (weighted by how rare they are among the retrieved
+# steps), whether it is meant for training or for serving when the incident is one or the
+# other, whether it is written for a framework the incident does not involve, and what the
+# incident's shapes and memory figures say. Only steps whose composed suggestion passes
+# validation compete.
+
+MAX_CANDIDATE_RUNBOOKS = 3
+MIN_RELATIVE_SCORE = 0.75  # of the top runbook's score, for a runbook's steps to compete
+RUNBOOK_WEIGHT = 2.0
+POSITION_PENALTY = 0.5  # per step further down the runbook
+OVERLAP_WEIGHT = 1.0  # shared words count with diminishing returns: log(1 + sum / scale)
+OVERLAP_SCALE = 2.0
+REASON_WEIGHT = 0.3  # words of the step's reason count less than words of its action
+MODE_WEIGHT = 1.5  # training step for a training incident (or serving for serving)
+FRAMEWORK_WEIGHT = 0.5  # step written for a framework the incident involves
+FACT_WEIGHT = 1.5  # step that names what the shapes or state_dict keys say the fix is
+CONTRADICTED_PENALTY = 3.0  # step whose premise the incident's own figures rule out
+
+#: How much a word counts by where the incident says it: the message is what retrieval
+#: already matched on (and its advice, "try setting ...", is generic), while frames, logs
+#: and context show this incident's code and setting; facts derived from shapes count most.
+_FROM_MESSAGE, _FROM_ADVICE, _FROM_CONTEXT = 0.5, 0.25, 1.0
+
+#: Whole words that place a text in training or in serving.
+_TRAINING_CUES = frozenset(
+    {
+        "train", "training", "trainer", "backward", "optimizer", "optim", "epoch", "epochs",
+        "loss", "fit", "finetune", "fine-tune", "fine-tuning", "gradient", "gradients",
+        "grad", "zero_grad", "accumulation", "autograd", "lr", "learning_rate", "scheduler",
+        "deepspeed", "fsdp", "lora", "qlora",
+    }
+)  # fmt: skip
+_SERVING_CUES = frozenset(
+    {
+        "serve", "serving", "server", "inference", "infer", "predict", "prediction",
+        "generate", "generation", "endpoint", "api", "request", "requests", "handler", "vllm",
+        "triton", "tgi", "deploy", "deployment", "production", "client", "latency",
+        "inference_mode", "eval", "evaluate", "evaluation",
+    }
+)  # fmt: skip
+_WHOLE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+#: Frameworks a step may be written for; synonyms map to one name.
+_FRAMEWORKS = {
+    "vllm": "vllm",
+    "tgi": "tgi",
+    "keras": "keras",
+    "tensorflow": "keras",
+    "tf": "keras",
+    "timm": "timm",
+    "deepspeed": "deepspeed",
+    "diffusion": "diffusers",
+    "diffusers": "diffusers",
+    "transformers": "transformers",
+    "peft": "peft",
+    "triton": "triton",
+    "torchserve": "torchserve",
+    "tensorrt": "tensorrt",
+    "trtexec": "tensorrt",
+    "onnx": "onnx",
+    "onnxruntime": "onnx",
+    "opencv": "opencv",
+    "cv2": "opencv",
+    "xformers": "xformers",
+    "lightning": "lightning",
+    "sentence_transformers": "transformers",
+    "bitsandbytes": "bitsandbytes",
+    "ollama": "ollama",
+}
+_ADVICE = re.compile(
+    r"\b(?:try|consider|you can|you might|you may|please|if you|to avoid|see documentation"
+    r"|make sure|hint)\b",
+    re.IGNORECASE,
+)
+_MESSAGE_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_MEMORY = r"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>[KMGT])iB"
+_OOM_NEW = re.compile(
+    _MEMORY.format(name="alloc")
+    + r" is allocated by PyTorch, and "
+    + _MEMORY.format(name="spare")
+    + r" is reserved by PyTorch but unallocated"
+)
+_OOM_OLD = re.compile(
+    _MEMORY.format(name="alloc")
+    + r" already allocated;.*?"
+    + _MEMORY.format(name="reserved")
+    + r" reserved in total by PyTorch"
+)
+_UNITS = {"K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0 * 1024}
+_FRAGMENTATION_WORDS = frozenset({"fragmentation", "expandable_segments", "max_split_size_mb"})
+_KEYS_LINE = re.compile(r"(?P<kind>Missing|Unexpected) key\(s\) in state_dict:(?P<keys>[^\n]*)")
+_KEY = re.compile(r'"([^"]+)"')
+
+
+def _mib(match: re.Match[str], name: str) -> float:
+    return float(match.group(name)) * _UNITS[match.group(f"{name}_unit")]
+
+
+def _fragmented(message: str) -> bool | None:
+    """From an OOM message's figures: is a large part of the memory PyTorch reserved unused
+    (fragmentation), or is it really allocated? ``None`` when the message does not say."""
+    if match := _OOM_NEW.search(message):
+        allocated, spare = _mib(match, "alloc"), _mib(match, "spare")
+    elif match := _OOM_OLD.search(message):
+        allocated = _mib(match, "alloc")
+        spare = max(_mib(match, "reserved") - allocated, 0.0)
+    else:
+        return None
+    return spare >= 0.25 * max(allocated, 1.0)
+
+
+def _key_prefix_words(message: str) -> list[str]:
+    """When the unexpected state_dict keys are the missing ones plus a prefix (or the other
+    way round), the words of a prefix fix and the prefix itself."""
+    keys: dict[str, list[str]] = {"Missing": [], "Unexpected": []}
+    for match in _KEYS_LINE.finditer(message):
+        keys[match.group("kind")].extend(_KEY.findall(match.group("keys")))
+    missing, unexpected = set(keys["Missing"]), set(keys["Unexpected"])
+    for longer, shorter in ((unexpected, missing), (missing, unexpected)):
+        for key in longer:
+            for other in shorter:
+                if key != other and key.endswith("." + other):
+                    prefix = key[: -len(other)]
+                    return ["prefix", "strip", *tokenize(prefix)]
+    return []
+
+
+def _concrete_matches(expected: list, actual: list) -> int | None:
+    """Equal concrete dimensions of two aligned shapes; None when a concrete pair differs."""
+    count = 0
+    for e, a in zip(expected, actual, strict=True):
+        if e is None or a is None:
+            continue
+        if e != a:
+            return None
+        count += 1
+    return count
+
+
+def _shape_words(diffs: list) -> list[str]:
+    """What the shapes say about the fix, in the words runbooks use for it."""
+    words: list[str] = []
+    for diff in diffs[:2]:
+        expected, actual = list(diff.get("expected") or []), list(diff.get("actual") or [])
+        op = str(diff.get("op") or "")
+        if len(actual) == len(expected) - 1:
+            batch = _concrete_matches(expected[1:], actual)  # the leading (batch) axis missing
+            channel = _concrete_matches(expected[:-1], actual)  # the trailing axis missing
+            if batch is not None and (channel is None or batch > channel):
+                words += ["batch", "expand_dims", "unsqueeze"]
+            elif channel is not None and (batch is None or channel > batch):
+                words += ["channel", "feature"]
+        known_e = [d for d in expected if isinstance(d, int)]
+        known_a = [d for d in actual if isinstance(d, int)]
+        if (
+            len(expected) != len(actual)
+            and known_e
+            and known_a
+            and len(known_e) != len(known_a)
+            and math.prod(known_e) == math.prod(known_a)
+        ):
+            words += ["reshape", "flatten"]
+        if op == "conv" and len(expected) > 2 and len(actual) == len(expected):
+            need, got = expected[1], actual[1]
+            if need == 3 and got == 1:
+                words += ["grayscale", "repeat", "rgb"]
+            elif need == 3 and got == 4:
+                words += ["rgba", "rgb"]
+            elif need is not None and actual[-1] == need:
+                words += ["permute", "layout", "hwc", "chw", "channels_last"]
+    return words
+
+
+_ES_PLURAL = re.compile(r"(?:ss|ch|sh|x|z)e$")
+
+
+def _terms(text: str) -> list[str]:
+    """:func:`rca.tokens.tokenize`, with "-es" plurals folded too ("losses" -> "loss")."""
+    return [token[:-1] if _ES_PLURAL.search(token) else token for token in tokenize(text)]
+
+
+_GENERIC_TENSOR_WORDS = frozenset({"weight", "bias", "model", "module", "tensor", "input"})
+
+
+def _tensor_words(diffs: list) -> list[str]:
+    """The mismatched tensor's own name ("embed_tokens", "fc"): steps naming it fit."""
+    names = " ".join(str(diff.get("tensor") or "") for diff in diffs[:2])
+    return [word for word in _terms(names) if word not in _GENERIC_TENSOR_WORDS]
+
+
+def _frame_text(frame: Frame) -> str:
+    return " ".join(
+        str(frame.get(key) or "") for key in ("filename", "function", "module", "context_line")
+    )
+
+
+def _whole_words(text: str) -> set[str]:
+    return {word.lower() for word in _WHOLE_WORD.findall(text)}
+
+
+def _mode(words: set[str], bias: int = 0) -> str | None:
+    training = len(_TRAINING_CUES & words)
+    serving = len(_SERVING_CUES & words) + bias
+    return "training" if training > serving else "serving" if serving > training else None
+
+
+@dataclass
+class _Incident:
+    """The incident as the step selector sees it: weighted words, mode, frameworks, facts."""
+
+    words: dict[str, float]
+    mode: str | None  # "training", "serving", or None when the incident does not tell
+    frameworks: frozenset[str]
+    contradicted: frozenset[str]  # words of fixes whose premise the incident rules out
+    facts: frozenset[str]  # words of the fix the shapes or keys point at
+
+
+def _incident(ctx: AnalysisContext) -> _Incident:
+    words: dict[str, float] = {}
+    texts: list[str] = [ctx.error_type or ""]
+
+    def add(text: str, weight: float) -> None:
+        texts.append(text)
+        for token in _terms(text):
+            words[token] = max(words.get(token, 0.0), weight)
+
+    add(ctx.error_type or "", _FROM_MESSAGE)
+    message = ctx.message or ""
+    for sentence in _MESSAGE_SENTENCES.split(message):
+        add(sentence, _FROM_ADVICE if _ADVICE.search(sentence) else _FROM_MESSAGE)
+    for frame in ctx.frames:
+        add(_frame_text(frame), _FROM_CONTEXT)
+    for entry in ctx.logs:
+        add(str((entry.get("message") if isinstance(entry, dict) else entry) or ""), _FROM_CONTEXT)
+    context = ctx.inference_context or {}
+    add(" ".join(str(v) for v in context.values() if isinstance(v, str | int | float)), 1.0)
+    diffs = list(ctx.shape_diff)
+    facts = frozenset(
+        _terms(" ".join(_shape_words(diffs) + _key_prefix_words(message))) + _tensor_words(diffs)
+    )
+
+    whole = _whole_words("\n".join(texts))
+    frameworks = frozenset(_FRAMEWORKS[w] for w in whole | words.keys() if w in _FRAMEWORKS)
+    contradicted = _FRAGMENTATION_WORDS if _fragmented(message) is False else frozenset()
+    mode = _mode(whole, bias=1 if context else 0)
+    return _Incident(words, mode, frameworks, contradicted, facts)
+
+
+@dataclass
+class _Candidate:
+    evidence: Evidence
+    position: int  # 0-based place of the step in its runbook
+    action: str  # as it will be suggested (shortened to the limits, validated)
+    reason: str
+    action_tokens: set[str]
+    reason_tokens: set[str]
+    score: float = 0.0
+
+
+def _relative(item: Evidence, top: Evidence) -> float:
+    if item is top:
+        return 1.0
+    best = float(top.score)
+    return float(item.score) / best if best > 0 else 0.0
+
+
+def _candidate_runbooks(ctx: AnalysisContext) -> list[Evidence]:
+    """The top runbook and the ones of its failure class ranked nearly as high."""
+    runbooks = [item for item in ctx.evidence if item.kind == "runbook"]
+    if not runbooks:
+        return []
+    ordered = sorted(runbooks, key=lambda item: -float(item.score))  # stable: ties keep order
+    top = ordered[0]
+    chosen = [top]
+    for item in ordered[1:MAX_CANDIDATE_RUNBOOKS]:
+        if item.failure_class == top.failure_class and _relative(item, top) >= MIN_RELATIVE_SCORE:
+            chosen.append(item)
+    return chosen
+
+
+def _compose(source: Evidence, action: str, reason: str, ctx: AnalysisContext) -> tuple[str, str]:
+    """Action (one sentence) and reason (the step's first sentence plus the specifics)."""
+    action = _first_sentence(_shorten(action), MAX_ACTION_CHARS).rstrip(".") + "."
+    specifics = _specifics(ctx)
+    room = MAX_REASON_CHARS - len(specifics) - 1
+    base = _first_sentence(reason or f"This incident matches the runbook '{source.title}'.", room)
+    base = base[:1].upper() + base[1:]
+    return action, f"{base} {specifics}".strip()
+
+
+def _valid_wording(source: Evidence, step: str, ctx: AnalysisContext) -> tuple[str, str] | None:
+    """The step as a suggestion that passes validation: as written, else without its
+    parenthetical examples (which may name axes or sizes this incident does not have)."""
     action, reason = _split_step(step)
-    if not format_ok(action, reason or "-")[0]:
-        return False
-    known = {d for diff in ctx.shape_diff for d in [*diff["expected"], *diff["actual"]]}
-    return not ctx.shape_diff or named_dims(f"{action} {reason}") <= known
+    variants = [(action, reason), (_ASIDE.sub("", action), _ASIDE.sub("", reason))]
+    for variant_action, variant_reason in dict.fromkeys(variants):
+        composed = _compose(source, variant_action, variant_reason, ctx)
+        draft = Draft(*composed, runbook=source.slug, confidence=0.0, provider="", model="")
+        if validate(draft, ctx).ok:
+            return composed
+    return None
 
 
-def _pick_step(steps: tuple[str, ...], ctx: AnalysisContext) -> str | None:
-    """The first usable step: runbooks list the fix that most often applies first.
+def _names_fact(tokens: set[str], facts: frozenset[str]) -> bool:
+    """Whether a step's words name a fact ("embed" also matches "embedding")."""
+    return any(
+        token == fact or (len(fact) >= 4 and token.startswith(fact))
+        for token in tokens
+        for fact in facts
+    )
 
-    (Choosing by word overlap with the incident was tried on the dev cases: no better on
-    average and noisier, because error messages often suggest the wrong fix themselves.)
-    """
-    return next((step for step in steps if _usable(step, ctx)), None)
+
+def _rank_steps(ctx: AnalysisContext) -> list[_Candidate]:
+    """Every step of the candidate runbooks that validates, best fit for this incident first."""
+    runbooks = _candidate_runbooks(ctx)
+    if not runbooks:
+        return []
+    candidates: list[_Candidate] = []
+    for item in runbooks:
+        for position, step in enumerate(item.remediation):
+            wording = _valid_wording(item, step, ctx)
+            if wording is None:
+                continue
+            action, reason = _split_step(step)
+            candidates.append(
+                _Candidate(item, position, *wording, set(_terms(action)), set(_terms(reason)))
+            )
+    if not candidates:
+        return []
+    incident = _incident(ctx)
+    # How rare each word is among all the retrieved runbooks' steps: a word most steps
+    # share ("model", "tensor") says little about which step fits.
+    documents = [
+        set(_terms(step))
+        for item in ctx.evidence
+        if item.kind == "runbook"
+        for step in item.remediation
+    ]
+    frequency: dict[str, int] = {}
+    for document in documents:
+        for token in document:
+            frequency[token] = frequency.get(token, 0) + 1
+
+    def rarity(token: str) -> float:
+        return math.log((len(documents) + 1) / (frequency.get(token, 0) + 0.5))
+
+    def shared(tokens: set[str]) -> float:
+        return sum(incident.words.get(token, 0.0) * rarity(token) for token in tokens)
+
+    top = runbooks[0]
+    for candidate in candidates:
+        item, own = candidate.evidence, candidate.action_tokens
+        overlap = shared(own) + REASON_WEIGHT * shared(candidate.reason_tokens - own)
+        score = RUNBOOK_WEIGHT * _relative(item, top) - POSITION_PENALTY * candidate.position
+        score += OVERLAP_WEIGHT * math.log1p(overlap / OVERLAP_SCALE)
+        words = _whole_words(_split_step(item.remediation[candidate.position])[0])
+        mode = _mode(words) or _mode(_whole_words(item.title))
+        if mode and incident.mode:
+            score += MODE_WEIGHT if mode == incident.mode else -MODE_WEIGHT
+        named = {_FRAMEWORKS[w] for w in words if w in _FRAMEWORKS}
+        if named & incident.frameworks:
+            score += FRAMEWORK_WEIGHT
+        if _names_fact(own, incident.facts):
+            score += FACT_WEIGHT
+        elif _names_fact(candidate.reason_tokens, incident.facts):
+            score += REASON_WEIGHT * FACT_WEIGHT
+        if (own | set(_terms(item.title))) & incident.contradicted:
+            score -= CONTRADICTED_PENALTY
+        candidate.score = score
+    # A stable sort keeps the first of equal scores: the better runbook, the earlier step.
+    return sorted(candidates, key=lambda c: -c.score)
 
 
 class OfflineProvider:
-    """Deterministic, network-free suggestions from the top runbook's remediation.
+    """Deterministic, network-free suggestions from the retrieved runbooks' remediation.
 
-    The first remediation step that reads as an order and names no foreign dimensions
-    becomes the action; its stated reason plus the incident's specifics (mismatched dimensions, the
-    failing in-app frame) become the reason.
+    Of the steps of the top runbook (and of same-class runbooks ranked nearly as high), the
+    one that best fits the incident (its code and logs, training vs serving, its framework,
+    its shapes) and whose suggestion validates becomes the action; its stated reason plus
+    the incident's specifics (mismatched dimensions, dtypes or devices, the failing in-app
+    frame) become the reason. The cited runbook is the one the step comes from.
     """
 
     name = "offline"
@@ -308,13 +712,20 @@ class OfflineProvider:
         top = ctx.top_runbook or (ctx.evidence[0] if ctx.evidence else None)
         if top is None:
             raise ProviderError("no runbook was retrieved: nothing to base a suggestion on")
-        action, reason = self._compose(top, ctx)
-        confidence = self._confidence(top)
-        raw = {"action": action, "reason": reason, "runbook": top.slug, "confidence": confidence}
+        ranked = _rank_steps(ctx)
+        if ranked:
+            source, (action, reason) = ranked[0].evidence, (ranked[0].action, ranked[0].reason)
+        else:
+            source = top
+            action, reason = _compose(
+                top, f"Apply the remediation of the runbook '{top.title}'", "", ctx
+            )
+        confidence = self._confidence(source)
+        raw = {"action": action, "reason": reason, "runbook": source.slug, "confidence": confidence}
         return Draft(
             action=action,
             reason=reason,
-            runbook=top.slug,
+            runbook=source.slug,
             confidence=confidence,
             provider=self.name,
             model=self.model,
@@ -322,20 +733,6 @@ class OfflineProvider:
             usage={},
             latency_ms=int((time.monotonic() - started) * 1000),
         )
-
-    @staticmethod
-    def _compose(top: Evidence, ctx: AnalysisContext) -> tuple[str, str]:
-        step = _pick_step(top.remediation, ctx)
-        if step is not None:
-            action, reason = _split_step(step)
-        else:
-            action, reason = f"Apply the remediation of the runbook '{top.title}'", ""
-        action = _first_sentence(action, 200).rstrip(".") + "."
-        specifics = _specifics(ctx)
-        room = 400 - len(specifics) - 1
-        base = _first_sentence(reason or f"This incident matches the runbook '{top.title}'.", room)
-        base = base[:1].upper() + base[1:]
-        return action, f"{base} {specifics}".strip()
 
     @staticmethod
     def _confidence(top: Evidence) -> float:

@@ -12,9 +12,9 @@ def analyse_incident(incident_id: int, force: bool = False) -> None:
 
 @shared_task(name="rca.tasks.sweep_stuck_analyses", ignore_result=True)
 def sweep_stuck_analyses() -> int:
-    from rca.sweeper import sweep
+    from rca.sweeper import sweep, sweep_notifications
 
-    return len(sweep())
+    return len(sweep()) + len(sweep_notifications())
 
 
 @shared_task(

@@ -108,6 +108,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=120)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=180)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A broker that accepts connections but never answers must not hang a web request.
+    # (Only for Redis: the SQLAlchemy transport hands these keys to create_engine.)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 5, "socket_connect_timeout": 3}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {"task": "webapp.tasks.heartbeat", "schedule": 30.0},
@@ -115,7 +119,9 @@ CELERY_BEAT_SCHEDULE = {
 }
 # sentence-transformers model name or local path; empty: the bundled all-MiniLM-L6-v2.
 RCA_EMBEDDING_MODEL = env("RCA_EMBEDDING_MODEL", default="")
-# An analysis pending or running longer than this is re-enqueued by the sweeper (seconds).
+# The sweeper re-enqueues incidents pending (message lost) or analyzing (worker lost)
+# longer than these (seconds).
+RCA_ANALYSIS_PENDING_AFTER = env.int("RCA_ANALYSIS_PENDING_AFTER", default=120)
 RCA_ANALYSIS_STUCK_AFTER = env.int("RCA_ANALYSIS_STUCK_AFTER", default=600)
 # Seconds between polls of the embedded (SQLAlchemy) broker; see webapp/celery.py.
 RCA_EMBEDDED_BROKER_POLL = env.float("RCA_EMBEDDED_BROKER_POLL", default=0.05)

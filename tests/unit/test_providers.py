@@ -315,3 +315,202 @@ def test_offline_provider_is_deterministic():
 def test_offline_provider_without_evidence_is_a_provider_error():
     with pytest.raises(ProviderError, match="no runbook"):
         OfflineProvider().suggest(AnalysisContext(error_type="E", message="m"))
+
+
+# --------------------------------------------------------------------------- offline: fit
+
+
+def _runbooks() -> dict:
+    return {rb.slug: rb for rb in load_directory(bundled_runbook_dir())}
+
+
+def _evidence(*ranked: tuple[str, float]) -> list:
+    runbooks = _runbooks()
+    return [evidence_from_runbook(runbooks[slug], score) for slug, score in ranked]
+
+
+_OOM = (
+    "CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 23.65 GiB"
+    " of which 1.02 GiB is free. Of the allocated memory 21.87 GiB is allocated by PyTorch,"
+    " and 187.45 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory"
+    " is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid"
+    " fragmentation."
+)
+_OOM_RUNBOOKS = (
+    ("cuda-oom-fragmentation", 1.5),
+    ("cuda-oom-inference", 1.3),
+    ("cuda-oom-training", 1.25),
+)
+
+
+def _frame(filename: str, function: str, line: str, in_app: bool = True) -> dict:
+    return {
+        "filename": filename,
+        "function": function,
+        "lineno": 10,
+        "module": "",
+        "in_app": in_app,
+        "context_line": line,
+    }
+
+
+def test_offline_picks_a_training_fix_for_an_oom_raised_in_backward():
+    """The message's own advice (expandable segments) does not fit: hardly any reserved
+    memory is unallocated, and the frames show a training step."""
+    ctx = AnalysisContext(
+        error_type="torch.cuda.OutOfMemoryError",
+        message=_OOM,
+        frames=[
+            _frame("/srv/exp/train.py", "train_epoch", "loss.backward()"),
+            _frame(
+                "/venv/site-packages/torch/_tensor.py",
+                "backward",
+                "torch.autograd.backward(",
+                False,
+            ),
+        ],
+        evidence=_evidence(*_OOM_RUNBOOKS),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.runbook == "cuda-oom-training"
+    assert "fragmentation" not in draft.reason
+    assert validate(draft, ctx).ok
+
+
+def test_offline_picks_a_serving_fix_for_the_same_oom_raised_in_a_request_handler():
+    ctx = AnalysisContext(
+        error_type="torch.cuda.OutOfMemoryError",
+        message=_OOM,
+        frames=[
+            _frame("/srv/api/server.py", "handle_request", "out = model.generate(**inputs)"),
+            _frame("/venv/site-packages/transformers/generation/utils.py", "generate", "", False),
+        ],
+        inference_context={"model_id": "llama-3-8b", "batch_size": 8},
+        evidence=_evidence(*_OOM_RUNBOOKS),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.runbook == "cuda-oom-inference"
+    assert validate(draft, ctx).ok
+
+
+def test_offline_keeps_the_fragmentation_fix_when_the_figures_show_fragmentation():
+    message = _OOM.replace("187.45 MiB is reserved", "9.20 GiB is reserved")
+    ctx = AnalysisContext(
+        error_type="torch.cuda.OutOfMemoryError",
+        message=message,
+        evidence=_evidence(*_OOM_RUNBOOKS),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.runbook == "cuda-oom-fragmentation"
+    assert "expandable_segments" in draft.action
+
+
+def test_offline_permutes_a_channels_last_batch_even_below_the_grayscale_runbook():
+    """224 "channels" where 3 are needed and the last axis is 3: an NHWC batch, not a
+    grayscale image; the axis indices in the runbook's example are dropped to validate."""
+    message = (
+        "Given groups=1, weight of size [32, 3, 3, 3], expected input[16, 224, 224, 3] to have"
+        " 3 channels, but got 224 channels instead"
+    )
+    ctx = AnalysisContext(
+        error_type="RuntimeError",
+        message=message,
+        shape_diff=extract_shape_diff(message),
+        evidence=_evidence(
+            ("conv-channel-mismatch-grayscale-rgba", 1.5),
+            ("conv-channel-mismatch-layout", 1.45),
+        ),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.runbook == "conv-channel-mismatch-layout"
+    assert draft.action.startswith("Permute")
+    assert validate(draft, ctx).ok
+
+
+def test_offline_adds_the_batch_axis_when_the_shapes_say_it_is_missing():
+    ctx = AnalysisContext(
+        error_type="ValueError",
+        message="Input 0 of layer model is incompatible with the layer",
+        shape_diff=[
+            ShapeDiff(tensor="input_1", op="input", expected=[None, 64, 3], actual=[64, 3])
+        ],
+        evidence=_evidence(("tf-input-shape-batch-dim", 1.0)),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert "batch axis" in draft.action
+    ctx.shape_diff = [
+        ShapeDiff(tensor="input_1", op="input", expected=[None, 64, 3], actual=[None, 64])
+    ]
+    assert "feature/channel axis" in OfflineProvider().suggest(ctx).action
+
+
+def test_offline_strips_the_prefix_the_state_dict_keys_show():
+    message = (
+        "Error(s) in loading state_dict for Net:\n"
+        '\tMissing key(s) in state_dict: "conv1.weight", "fc.bias".\n'
+        '\tUnexpected key(s) in state_dict: "_orig_mod.conv1.weight", "_orig_mod.fc.bias".'
+    )
+    ctx = AnalysisContext(
+        error_type="RuntimeError",
+        message=message,
+        logs=parse_logs(["checkpoint written by train.py --compile"]),
+        evidence=_evidence(("checkpoint-keys-module-prefix", 1.0)),
+    )
+    assert OfflineProvider().suggest(ctx).action.startswith("Strip the prefix")
+
+
+def test_offline_considers_only_runbooks_of_the_top_class_ranked_nearly_as_high():
+    serialization = "/usr/lib/python3/site-packages/torch/serialization.py"
+    ctx = AnalysisContext(
+        error_type="RuntimeError",
+        message="Attempting to deserialize object on a CUDA device but"
+        " torch.cuda.is_available() is False.",
+        frames=[
+            _frame("/app/worker.py", "<module>", 'state = torch.load("model.pt")'),
+            _frame(serialization, "load", "return _load(opened_zipfile,", False),
+            _frame(
+                serialization, "_cuda_deserialize", "device = validate_cuda_device(location)", False
+            ),
+        ],
+        evidence=_evidence(
+            ("device-mismatch-dataparallel", 1.5),
+            ("cuda-not-available-cpu-build", 1.45),  # another class: never cited
+            ("device-mismatch-inputs-not-moved", 0.6),  # same class, far below: not a candidate
+        ),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.runbook == "device-mismatch-dataparallel"
+    assert "map_location" in draft.action  # the fix for the user's own torch.load call
+
+
+def test_offline_shortens_an_over_long_step_by_dropping_its_example():
+    ctx = AnalysisContext(
+        error_type="RuntimeError",
+        message="[TRT] [E] 1: Serialization assertion magicTagRead == kMAGIC_TAG failed",
+        evidence=_evidence(("version-tensorrt-engine-mismatch", 1.0)),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.action.startswith("Rebuild the engine")
+    assert "trtexec" not in draft.action and validate(draft, ctx).ok
+
+
+def test_offline_reason_names_the_dtypes_of_a_type_mismatch():
+    ctx = _context(_case("c037"), "dtype-mismatch-input-weight-type")
+    reason = OfflineProvider().suggest(ctx).reason
+    assert "CUDAFloatTensor and CUDAHalfTensor" in reason
+
+
+@pytest.mark.parametrize(
+    "case_id", [json.loads(line)["id"] for line in CASES.read_text().splitlines()]
+)
+def test_offline_draft_validates_for_every_dev_case_with_its_category_runbooks(case_id):
+    """Whatever step fits, the draft cites a given runbook and passes validation."""
+    case = _case(case_id)
+    same_class = [rb for rb in _runbooks().values() if rb.failure_class == case["category"]]
+    ctx = _context(case, same_class[0].slug)
+    ctx.evidence = [
+        evidence_from_runbook(rb, 1.0 - 0.05 * i) for i, rb in enumerate(same_class[:3])
+    ]
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.runbook in ctx.allowed_slugs
+    assert validate(draft, ctx).ok, (draft.action, validate(draft, ctx).complaints)

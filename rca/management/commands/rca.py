@@ -1,7 +1,10 @@
 """`manage.py rca eval [CASES.jsonl] ...`: score retrieval; `manage.py rca sweep`: unstick analyses.
 
 Runs the worker's own signal + retrieval code over labelled cases and prints hit@1, hit@3,
-MRR@5 and the empty rate, overall and per class, for each mode and fusion strategy.
+MRR@5 and the empty rate, overall and per class, for each mode and fusion strategy. With
+``--suggest`` it also has the offline provider write each case's suggestion from the
+worker's default retrieval, validates it, and prints the share of cases whose suggestion
+contains any of the case's ``keywords`` (case-insensitive) and the validation pass rate.
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ DEFAULT_CASES = Path(__file__).resolve().parents[3] / "tests" / "data" / "dev_ca
 
 
 class Command(BaseCommand):
-    help = "Analysis tools; `rca eval` scores runbook retrieval against labelled cases."
+    help = (
+        "Analysis tools; `rca eval` scores runbook retrieval (and, with --suggest, the "
+        "offline suggestions) against labelled cases."
+    )
 
     def add_arguments(self, parser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
@@ -32,6 +38,19 @@ class Command(BaseCommand):
         ev.add_argument("--strategy", choices=["both", "weighted", "rrf"], default="both")
         ev.add_argument("--k", type=int, default=5)
         ev.add_argument("--json", action="store_true", help="machine-readable output")
+        ev.add_argument(
+            "--suggest",
+            action="store_true",
+            help="also score the offline provider's suggestions: keyword match and "
+            "validation pass rate (retrieval: hybrid, default fusion, top --k)",
+        )
+        ev.add_argument(
+            "--verbose",
+            "-V",
+            action="store_true",
+            dest="show_cases",
+            help="with --suggest: print each case's suggested action and cited runbook",
+        )
         sw = sub.add_parser("sweep", help="re-enqueue analyses stuck in pending/analyzing")
         sw.add_argument("--older-than", type=int, default=None, help="seconds (default: setting)")
 
@@ -59,6 +78,13 @@ class Command(BaseCommand):
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         report = evaluate(labelled, index, run_names(mode, strategy), k=k)
+        suggested = None
+        if options.get("suggest"):
+            from rca.eval_run import evaluate_suggestions, load_bodies
+            from rca.evaluation import summarise_suggestions
+
+            results = evaluate_suggestions(labelled, index, load_bodies(corpus, index.slugs), k=k)
+            suggested = (results, summarise_suggestions(results))
         if options["json"]:
             payload = {
                 "cases": str(cases),
@@ -66,9 +92,34 @@ class Command(BaseCommand):
                 "runbooks": len(index),
                 "runs": {name: metrics.as_dict() for name, metrics in report.items()},
             }
+            if suggested is not None:
+                results, summary = suggested
+                payload["suggest"] = {
+                    "provider": "offline",
+                    **summary.as_dict(),
+                    "suggestions": [
+                        {
+                            "id": r.case_id,
+                            "runbook": r.runbook,
+                            "action": r.action,
+                            "reason": r.reason,
+                            "keyword_hit": r.keyword_hit,
+                            "valid": r.valid,
+                            "complaints": list(r.complaints),
+                        }
+                        for r in results
+                    ],
+                }
             self.stdout.write(json.dumps(payload, indent=2))
             return
         if note:
             self.stdout.write(note)
         self.stdout.write(f"{len(labelled)} cases from {cases}; {len(index)} runbooks\n")
         self.stdout.write(format_table(report))
+        if suggested is not None:
+            from rca.evaluation import format_suggest_table
+
+            results, summary = suggested
+            self.stdout.write("\nsuggestions (offline provider)\n")
+            shown = results if options.get("show_cases") else ()
+            self.stdout.write(format_suggest_table(summary, shown))

@@ -1,0 +1,267 @@
+"""Analysis survives the broker going down and workers dying, and never runs twice.
+
+Real processes only: a private `redis-server` we can kill and restart, real `celery worker`
+subprocesses (SIGKILLed where the test says so), incidents POSTed over HTTP.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+from django.core.management import call_command
+from django.db import connection
+
+from ingest.models import Incident
+from rca.models import Analysis, Suggestion
+from rca.sweeper import sweep
+from tests.support.factories import project_with_key, shape_error
+from tests.support.processes import Worker, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANALYSED = re.compile(r"Task rca\.tasks\.analyse_incident\[[^\]]+\] succeeded")
+
+
+class RedisServer:
+    """A throwaway `redis-server` on a free loopback port, no persistence: kill it, start it."""
+
+    def __init__(self, log_dir: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._log = (log_dir / "redis.log").open("ab")
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        wait_for(self._accepts, timeout=10, interval=0.05)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        wait_for(lambda: not self._accepts(), timeout=10, interval=0.05)
+
+    def close(self) -> None:
+        self.kill()
+        self._log.close()
+
+    def _accepts(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+
+@contextmanager
+def _celery_broker(url: str) -> Iterator[None]:
+    """Point this process's Celery app (the live server publishes through it) at `url`."""
+    from django.conf import settings
+
+    from webapp.celery import app
+
+    saved = (app.conf.broker_url, settings.CELERY_BROKER_URL)
+
+    def switch(to: str, setting: str) -> None:
+        # The app caches its connection and producer pools; drop the references (as Celery
+        # does after a fork) so the next publish uses the pool for the new URL. kombu keeps
+        # one pool per URL, so switching back finds the test broker's pool as it was.
+        app._pool = None
+        app.amqp._producer_pool = None
+        app.conf.broker_url = to
+        settings.CELERY_BROKER_URL = setting
+
+    switch(url, url)
+    try:
+        yield
+    finally:
+        app.pool.force_close_all()  # our sockets to the private broker
+        switch(*saved)
+
+
+@pytest.fixture
+def redis(tmp_path) -> Iterator[RedisServer]:
+    """A private broker, so killing it or a worker on it disturbs no other test."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed: the broker-outage tests need one to kill")
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        with _celery_broker(server.url):
+            yield server
+    finally:
+        server.close()
+
+
+_VECTORS: dict[str, object] = {}  # chunk text -> embedding, kept across this module's tests
+
+
+@pytest.fixture(autouse=True)
+def corpus(transactional_db):
+    """The bundled runbooks, embedded (the test process may load the model; the web may not).
+
+    The flush after each transactional test empties the tables, not the model's output:
+    the first test embeds the chunks, the others reuse those vectors.
+    """
+    from rca.embeddings import embed_missing_chunks, model_name
+    from rca.models import RunbookChunk
+    from rca.runbook_store import load_runbooks
+
+    load_runbooks()
+    known = list(RunbookChunk.objects.filter(text__in=list(_VECTORS), embedding__isnull=True))
+    for chunk in known:
+        chunk.embedding, chunk.embedding_model = _VECTORS[chunk.text], model_name()
+    RunbookChunk.objects.bulk_update(known, ["embedding", "embedding_model"])
+    embed_missing_chunks()
+    _VECTORS.update(RunbookChunk.objects.values_list("text", "embedding"))
+
+
+@pytest.fixture
+def tenant():
+    return project_with_key("resilience")
+
+
+def _db() -> dict:
+    return dict(connection.settings_dict)
+
+
+def post(live_server, tenant, payload) -> int:
+    # The timeout is the "answers quickly" check: a publish blocking on a dead broker
+    # would hold the request far longer.
+    resp = requests.post(
+        f"{live_server.url}/api/v1/incidents", json=payload, headers=tenant.auth, timeout=5
+    )
+    assert resp.status_code == 202, resp.text
+    return resp.json()["incident_id"]
+
+
+def statuses(ids: list[int]) -> dict[int, str]:
+    return dict(Incident.objects.filter(pk__in=ids).values_list("pk", "analysis_status"))
+
+
+def all_finished(ids: list[int]) -> bool:
+    return all(s in ("done", "failed") for s in statuses(ids).values())
+
+
+def assert_analysed_once(ids: list[int]) -> None:
+    """Each incident: done, exactly one Analysis row (finished) and one Suggestion row."""
+    assert set(statuses(ids).values()) == {"done"}, statuses(ids)
+    for incident_id in ids:
+        analyses = list(Analysis.objects.filter(incident_id=incident_id).values_list("status"))
+        assert analyses == [("done",)], (incident_id, analyses)
+        assert Suggestion.objects.filter(incident_id=incident_id).count() == 1, incident_id
+
+
+def kill_process_tree(worker: Worker) -> None:
+    """SIGKILL the worker and its pool children at once: no shutdown handler runs."""
+    parent = psutil.Process(worker.proc.pid)
+    procs = [parent, *parent.children(recursive=True)]
+    for proc in procs:
+        proc.send_signal(signal.SIGKILL)
+    psutil.wait_procs(procs, timeout=10)
+    worker.stop()  # reaps the parent and closes the log
+
+
+def test_incidents_posted_while_the_broker_is_down_are_analysed_once_it_is_back(
+    live_server, tenant, redis, tmp_path
+):
+    worker = Worker(_db(), redis.url, tmp_path)
+    try:
+        worker.wait_ready()
+        redis.kill()
+
+        ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 21)]
+        assert len(set(ids)) == 20
+        # Stored and accepted; nothing could be queued, so nothing has started.
+        assert set(statuses(ids).values()) == {"pending"}
+
+        redis.start()
+        call_command("rca", "sweep", "--older-than", "0")  # what an operator runs after an outage
+        wait_for(lambda: all_finished(ids), timeout=90, interval=0.3)
+    finally:
+        worker.stop()
+    assert_analysed_once(ids)
+    assert len(ANALYSED.findall(worker.log())) == 20, worker.log()[-3000:]
+
+
+def test_worker_killed_mid_analysis_is_finished_once_after_the_sweeper(
+    live_server, tenant, redis, tmp_path
+):
+    first = Worker(_db(), redis.url, tmp_path)
+    try:
+        first.wait_ready()
+        incident_id = post(live_server, tenant, shape_error(batch=4))
+        # A fresh worker loads the embedding model after claiming: seconds in `analyzing`.
+        wait_for(lambda: statuses([incident_id])[incident_id] == "analyzing", 60, 0.02)
+        kill_process_tree(first)
+    finally:
+        first.stop()
+    assert statuses([incident_id])[incident_id] == "analyzing"
+    assert not Suggestion.objects.filter(incident_id=incident_id).exists()
+
+    second = Worker(_db(), redis.url, tmp_path)
+    try:
+        second.wait_ready()
+        # The killed worker never acked; Redis would redeliver only after its visibility
+        # timeout (an hour), so the sweeper is what brings it back here.
+        assert sweep(stuck_after=timedelta(seconds=1)) == [incident_id]
+        wait_for(lambda: all_finished([incident_id]), timeout=90, interval=0.2)
+    finally:
+        second.stop()
+
+    assert statuses([incident_id]) == {incident_id: "done"}
+    finished = Analysis.objects.filter(incident_id=incident_id, status="done")
+    assert finished.count() == 1
+    assert Suggestion.objects.filter(incident_id=incident_id).count() == 1
+    assert sweep(stuck_after=timedelta(seconds=1)) == []
+
+
+def test_two_workers_at_once_never_analyse_an_incident_twice(
+    live_server, tenant, celery_worker, tmp_path
+):
+    from django.conf import settings
+
+    before = len(ANALYSED.findall(celery_worker.log()))
+    second = Worker(_db(), settings.CELERY_BROKER_URL, tmp_path)
+    try:
+        second.wait_ready()
+        # One issue, 50 different shape diffs: each occurrence needs an analysis of its own.
+        ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 51)]
+        wait_for(lambda: all_finished(ids), timeout=150, interval=0.5)
+    finally:
+        second.stop()
+
+    assert_analysed_once(ids)
+    by_first = len(ANALYSED.findall(celery_worker.log())) - before
+    by_second = len(ANALYSED.findall(second.log()))
+    assert by_first > 0 and by_second > 0, (by_first, by_second)
+    assert by_first + by_second >= 50
