@@ -29,9 +29,10 @@ test: $(STAMP) ## run the whole test suite (unit, integration, browser)
 	@# a cluster of its own, so tests never touch (or stop) the `make run` database
 	RCA_DATA_DIR=$(CURDIR)/.data/test $(PY) -m pytest
 
-lint: $(STAMP) ## ruff lint + format check, migrations in sync
+lint: $(STAMP) ## ruff lint + format check, mypy, migrations in sync
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy webapp ingest rca
 	$(PY) manage.py makemigrations --check --dry-run
 
 bench: $(STAMP) ## run the benchmarks (they print figures)

@@ -13,10 +13,15 @@ from ninja.security import HttpBearer
 
 from ingest import keys, ratelimit
 from ingest.errors import detail, error_response
-from ingest.models import Incident, Issue
+from ingest.models import ApiKey, Incident, Issue
 from ingest.schema import EVENT_ID, IncidentIn
 from ingest.serializers import incident_dict, issue_dict, issue_url
 from ingest.store import store_incident
+
+
+def key_of(request: HttpRequest) -> ApiKey:
+    """The authenticated key (django-ninja sets `request.auth` after BearerKey succeeds)."""
+    return request.auth  # type: ignore[attr-defined]
 
 
 class BearerKey(HttpBearer):
@@ -63,7 +68,7 @@ def _not_found(what: str, ident: int) -> JsonResponse:
 
 @api.post("/incidents", response={200: dict, 202: dict}, summary="Report an incident")
 def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
-    key = request.auth
+    key = key_of(request)
     limit = ratelimit.take(f"key:{key.pk}")
     if not limit.allowed:
         return error_response(
@@ -88,7 +93,7 @@ def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
 
 @api.get("/incidents/{incident_id}", response=dict, summary="One incident, parsed")
 def get_incident(request: HttpRequest, incident_id: int) -> Any:
-    incident = Incident.objects.filter(pk=incident_id, project=request.auth.project).first()
+    incident = Incident.objects.filter(pk=incident_id, project=key_of(request).project).first()
     return incident_dict(incident) if incident else _not_found("incident", incident_id)
 
 
@@ -104,7 +109,7 @@ class IssueFilters(Schema):
 
 @api.get("/issues", response=dict, summary="Issues, most recent activity first")
 def list_issues(request: HttpRequest, filters: Query[IssueFilters]) -> Any:
-    qs = Issue.objects.filter(project=request.auth.project)
+    qs = Issue.objects.filter(project=key_of(request).project)
     for field in ("status", "service", "model_id", "error_type"):
         if (value := getattr(filters, field)) is not None:
             qs = qs.filter(**{field: value})
@@ -118,7 +123,7 @@ def list_issues(request: HttpRequest, filters: Query[IssueFilters]) -> Any:
 
 @api.get("/issues/{issue_id}", response=dict, summary="One issue with its latest incidents")
 def get_issue(request: HttpRequest, issue_id: int) -> Any:
-    issue = Issue.objects.filter(pk=issue_id, project=request.auth.project).first()
+    issue = Issue.objects.filter(pk=issue_id, project=key_of(request).project).first()
     if issue is None:
         return _not_found("issue", issue_id)
     latest = issue.incidents.order_by("-received_at")[:20]

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import secrets
+from typing import TYPE_CHECKING
 
 from django.db import models
 from django.db.models import Q
+
+if TYPE_CHECKING:
+    from ingest.parsing.frames import Frame
 
 
 def _sentry_key() -> str:
@@ -127,7 +131,7 @@ class Incident(models.Model):
         return f"{self.error_type}: {self.message[:60]}"
 
     @property
-    def frames(self) -> list[dict]:
+    def frames(self) -> list[Frame]:
         """Frames of the exception finally raised (the last one), caller to callee."""
         return self.exceptions[-1]["frames"] if self.exceptions else []
 

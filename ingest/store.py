@@ -72,7 +72,7 @@ def _upsert_issue(
 
     Returns (issue id, created, regressed: it was resolved and is open again).
     """
-    params = {
+    params: dict[str, Any] = {
         "project": project.pk,
         "fp": d.fingerprint,
         "title": d.title,

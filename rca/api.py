@@ -11,6 +11,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
+from ingest.api import key_of
 from ingest.errors import error_response
 from ingest.models import Incident, Issue
 from rca.models import Analysis
@@ -30,7 +31,7 @@ def _latest(**filters: Any) -> Analysis | None:
 
 @router.get("/incidents/{incident_id}/analysis", response=dict, summary="Its analysis")
 def incident_analysis(request: HttpRequest, incident_id: int) -> Any:
-    incident = Incident.objects.filter(pk=incident_id, project=request.auth.project).first()
+    incident = Incident.objects.filter(pk=incident_id, project=key_of(request).project).first()
     if incident is None:
         return error_response(404, ["path", "incident_id"], f"no incident {incident_id} here")
     own = _latest(incident=incident)
@@ -49,7 +50,7 @@ def incident_analysis(request: HttpRequest, incident_id: int) -> Any:
 
 @router.get("/issues/{issue_id}/analysis", response=dict, summary="The issue's latest analysis")
 def issue_analysis(request: HttpRequest, issue_id: int) -> Any:
-    issue = Issue.objects.filter(pk=issue_id, project=request.auth.project).first()
+    issue = Issue.objects.filter(pk=issue_id, project=key_of(request).project).first()
     if issue is None:
         return error_response(404, ["path", "issue_id"], f"no issue {issue_id} here")
     latest = _latest(issue=issue)

@@ -245,7 +245,7 @@ def _enqueue(notification_id: int, countdown: float | None = None) -> None:
     from rca.tasks import send_notification
 
     options = {"countdown": countdown} if countdown else {}
-    transaction.on_commit(partial(publish, send_notification, (notification_id,), **options))
+    transaction.on_commit(partial(publish, send_notification, (notification_id,), None, **options))
 
 
 # --- delivering ----------------------------------------------------------------------------

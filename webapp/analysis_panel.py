@@ -78,9 +78,9 @@ def _same_project(incident: Incident, fixes: list[dict[str, Any]]) -> list[dict[
     if not ids:
         return []
     mine = set(
-        Issue.objects.filter(pk__in=ids, project_id=incident.project_id).values_list(
-            "pk", flat=True
-        )
+        Issue.objects.filter(
+            pk__in=[i for i in ids if i is not None], project_id=incident.project_id
+        ).values_list("pk", flat=True)
     )
     return [fix for fix in fixes if fix.get("issue_id") in mine]
 

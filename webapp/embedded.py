@@ -52,7 +52,7 @@ def database_url() -> str:
 
 def stop(pgdata: Path | None = None) -> None:
     """Stop the embedded server (fast shutdown), if it runs."""
-    from pgserver._commands import pg_ctl
+    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
 
     pgdata = pgdata or data_dir()
     if not is_running(pgdata):

@@ -136,10 +136,14 @@ class Supervisor:
             while not self.stopping.wait(0.5):
                 if os.getppid() != parent:  # make was killed: we were re-parented
                     break
-                dead = [k for k in self.kids if k.proc is not None and k.proc.poll() is not None]
+                dead = [
+                    (k.name, status)
+                    for k in self.kids
+                    if k.proc is not None and (status := k.proc.poll()) is not None
+                ]
                 if dead:
                     print(
-                        f"[run   ] {dead[0].name} exited with {dead[0].proc.returncode}; stopping",
+                        f"[run   ] {dead[0][0]} exited with {dead[0][1]}; stopping",
                         flush=True,
                     )
                     code = 1
