@@ -10,8 +10,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
-from django.core.validators import URLValidator
 
 from ingest import keys
 from ingest.models import ApiKey, Project
@@ -58,34 +56,19 @@ def revoke_key(project: Project, key_id: int) -> bool:
     return True
 
 
-def _validate(url: str) -> None:
-    try:
-        from rca.slack import validate_webhook_url
-    except ImportError:
-        URLValidator(schemes=["https"])(url)
-        return
-    validate_webhook_url(url)
-
-
 def save_webhook(project: Project, url: str) -> str:
     """Store (or with an empty `url`, remove) the webhook; returns an error message or ""."""
-    url = (url or "").strip()
-    if url:
-        try:
-            _validate(url)
-        except (ValueError, ValidationError) as exc:
-            message = exc.messages[0] if isinstance(exc, ValidationError) else str(exc)
-            return message or "enter an https:// Slack incoming-webhook URL"
-    project.slack_webhook_url = url
-    project.slack_disabled_at = None
-    project.slack_disabled_reason = ""
-    project.save(update_fields=["slack_webhook_url", "slack_disabled_at", "slack_disabled_reason"])
+    from rca.notify import set_webhook
+    from rca.slack import WebhookURLNotAllowed
+
+    try:
+        set_webhook(project, url or "")
+    except WebhookURLNotAllowed as exc:
+        return str(exc)
     return ""
 
 
 def send_test(project: Project) -> tuple[bool, str]:
-    try:
-        from rca.notify import send_test_message
-    except ImportError:
-        return False, "Slack delivery is not available on this instance yet"
+    from rca.notify import send_test_message
+
     return send_test_message(project)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 from django.urls import reverse
 
 from ingest.models import ApiKey
 from tests.support.factories import project_with_key
 from tests.support.ui import member
-from webapp import project_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -61,28 +58,25 @@ def test_webhook_is_validated_and_masked(client, project):
     assert "secret1234" not in html and "https://hooks.slack.com/…1234" in html
 
 
-def test_test_message_reports_the_outcome(client, project, monkeypatch):
-    project.slack_webhook_url = "https://hooks.slack.com/services/T0/B0/abcd"
-    project.save()
-    sent = []
-    monkeypatch.setattr(
-        project_settings, "send_test", lambda p: sent.append(p.pk) or (True, "delivered")
-    )
+def test_test_message_button_posts_once_and_shows_the_result(client, project, httpserver, settings):
+    settings.RCA_WEBHOOK_ALLOWED_HOSTS = ["localhost"]
+    hook = httpserver.url_for("/services/T0/B0/abcd")
+    httpserver.expect_oneshot_request("/services/T0/B0/abcd", method="POST").respond_with_data("ok")
+    saved = client.post(reverse("slack-webhook", args=[project.slug]), {"webhook_url": hook})
+    assert saved.status_code in (200, 302)
     url = reverse("slack-test", args=[project.slug])
     html = client.post(url, HTTP_HX_REQUEST="true").content.decode()
-    assert sent == [project.pk] and "Test message: delivered" in html
+    assert len(httpserver.log) == 1  # exactly one POST reached "Slack"
+    assert "Test message delivered" in html
+
+    httpserver.expect_oneshot_request("/services/T0/B0/abcd").respond_with_data(
+        "no_service", status=404
+    )
     response = client.post(url)  # without JavaScript: redirect, the outcome as a message
     assert response.status_code == 302
-    assert "Test message: delivered" in client.get(response["Location"]).content.decode()
-
-
-def test_test_message_says_so_when_slack_is_not_installed(project, monkeypatch):
-    monkeypatch.setitem(sys.modules, "rca.notify", None)  # import now raises ImportError
-    project.slack_webhook_url = "https://hooks.slack.com/services/T0/B0/abcd"
-    assert project_settings.send_test(project) == (
-        False,
-        "Slack delivery is not available on this instance yet",
-    )
+    page = client.get(response["Location"]).content.decode()
+    assert "404 no_service" in page
+    assert len(httpserver.log) == 2
 
 
 def test_viewer_sees_no_forms(client):
