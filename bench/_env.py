@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -20,3 +21,17 @@ def setup_django() -> None:
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def redis_reachable() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
+            return True
+    except OSError:
+        return False

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -44,12 +43,6 @@ def payloads(n: int) -> list[dict]:
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_http(url: str, timeout: float = 30) -> None:
     import requests
 
@@ -63,18 +56,10 @@ def wait_http(url: str, timeout: float = 30) -> None:
     raise TimeoutError(url)
 
 
-def redis_reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def bench_http(items: list[dict], key: str, broker_url: str | None = None) -> float:
     import requests
 
-    port = free_port()
+    port = _env.free_port()
     server = subprocess.Popen(
         [
             sys.executable,
@@ -160,7 +145,7 @@ def main() -> None:
     print(f"N={N}, gunicorn 2 workers x 4 threads, {CLIENTS} concurrent clients, same machine")
     print(f"raw psycopg INSERT loop (1 connection, autocommit): {raw:8.1f} inserts/s")
     brokers = [("embedded broker (SQLAlchemy on PostgreSQL)", None)]
-    if redis_reachable():
+    if _env.redis_reachable():
         brokers.append(("Redis broker", "redis://127.0.0.1:6379/14"))
     for name, url in brokers:
         http = bench_http(items, key, url)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -23,20 +22,6 @@ import _env
 os.environ.setdefault("RCA_DATA_DIR", str(_env.REPO / ".data" / "bench-pipeline"))
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def redis_reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def cases() -> list[dict]:
@@ -78,7 +63,7 @@ def run(broker_url: str | None, name: str, key: str) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCA_RATE_LIMIT_PER_MINUTE": "0"}
     if broker_url:
         env["CELERY_BROKER_URL"] = broker_url
-    port = free_port()
+    port = _env.free_port()
     log = open(Path(os.environ["RCA_DATA_DIR"]) / f"pipeline-{name.split()[0]}.log", "wb")  # noqa: SIM115
     web = subprocess.Popen(
         [
@@ -178,7 +163,7 @@ def main() -> None:
     _, key = create_key(project, "bench")
     print(f"POST -> suggestion stored, offline provider, load {os.getloadavg()[0]:.1f}")
     run(None, "embedded broker (SQLAlchemy, 50 ms poll)", key)
-    if redis_reachable():
+    if _env.redis_reachable():
         run("redis://127.0.0.1:6379/13", "Redis broker", key)
 
 
