@@ -194,6 +194,8 @@ class Notification(models.Model):
     )
     kind = models.CharField(max_length=12, choices=Kind.choices)
     target = models.CharField(max_length=64)  # sha256 of the webhook URL: never the URL itself
+    # Tells apart events of one kind that may recur: the regressing incident's id ("" else).
+    occurrence = models.CharField(max_length=32, blank=True, default="")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
@@ -206,7 +208,7 @@ class Notification(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["issue", "kind", "target"],
+                fields=["issue", "kind", "target", "occurrence"],
                 name="notification_once",
                 condition=models.Q(issue__isnull=False),
             )

@@ -99,9 +99,12 @@ def notify_new_issue(issue_id: int) -> Notification | None:
     return _guarded("new_issue", issue_id, lambda: _notify_issue(issue_id, Kind.NEW_ISSUE))
 
 
-def notify_regression(issue_id: int) -> Notification | None:
-    """A resolved issue came back. Once per issue (the unique key has no room for more)."""
-    return _guarded("regression", issue_id, lambda: _notify_issue(issue_id, Kind.REGRESSION))
+def notify_regression(issue_id: int, incident_id: int | None = None) -> Notification | None:
+    """A resolved issue came back: once per regressing incident (an issue may regress again)."""
+    occurrence = str(incident_id or "")
+    return _guarded(
+        "regression", issue_id, lambda: _notify_issue(issue_id, Kind.REGRESSION, occurrence)
+    )
 
 
 def notify_suggestion(suggestion_id: int) -> Notification | None:
@@ -154,13 +157,17 @@ def _issue_event(kind: str, issue: Issue, suggestion: Suggestion | None = None) 
     return build_payload(IssueEvent(kind, issue.project.name, info, extra))
 
 
-def _notify_issue(issue_id: int, kind: str) -> Notification | None:
+def _notify_issue(issue_id: int, kind: str, occurrence: str = "") -> Notification | None:
     issue = Issue.objects.select_related("project").get(pk=issue_id)
     if (target := _target(issue.project)) is None:
         return None
     _lock(issue.project_id)
     n, created = Notification.objects.get_or_create(
-        issue=issue, kind=kind, target=target, defaults={"project_id": issue.project_id}
+        issue=issue,
+        kind=kind,
+        target=target,
+        occurrence=occurrence,
+        defaults={"project_id": issue.project_id},
     )
     if not created:
         return n

@@ -65,7 +65,7 @@ def _notify_opening(incident: Incident) -> None:
     if incident.opened_issue == "new":
         notify.notify_new_issue(incident.issue_id)
     elif incident.opened_issue == "regressed":
-        notify.notify_regression(incident.issue_id)
+        notify.notify_regression(incident.issue_id, incident.pk)
 
 
 def _notify_suggestion(suggestion_id: int) -> None:

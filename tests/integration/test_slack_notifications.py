@@ -214,10 +214,19 @@ def test_new_issue_and_its_suggestion_each_post_exactly_once(project, hook, slac
 def test_regression_is_announced(project, hook):
     issue = new_issue(project)
     Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.RESOLVED)
-    assert store_incident(project, shape_error(batch=64)).regressed
-    n = settled(notify.notify_regression(issue.pk).pk)
+    again = store_incident(project, shape_error(batch=64))
+    assert again.regressed
+    n = settled(notify.notify_regression(issue.pk, again.incident.pk).pk)
     assert n.status == "sent"
+    assert notify.notify_regression(issue.pk, again.incident.pk).pk == n.pk  # once per event
     assert "Regression" in hook.payloads()[0]["blocks"][0]["text"]["text"]
+
+    # Resolved again, and back again: a second regression is news too.
+    Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.RESOLVED)
+    third = store_incident(project, shape_error(batch=64))
+    assert third.regressed
+    assert settled(notify.notify_regression(issue.pk, third.incident.pk).pk).status == "sent"
+    assert len(hook.payloads()) == 2
 
 
 def test_rate_limited_message_is_delivered_once_after_retry_after(project, hook):
