@@ -85,6 +85,8 @@ def test_make_run_prints_credentials_gets_ready_and_leaves_no_orphans(tmp_path):
         )
         with urllib.request.urlopen(request, timeout=10) as resp:
             assert resp.status == 202
+            # links point at this run's port
+            assert f"127.0.0.1:{port}/issues/" in json.loads(resp.read())["url"]
     finally:
         make.send_signal(signal.SIGTERM)  # kill make itself, as a user or CI would
         make.wait(30)

@@ -6,7 +6,6 @@ import os
 import sys
 import threading
 
-from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
@@ -29,7 +28,9 @@ class Command(BaseCommand):
         embedded_db = not os.environ.get("DATABASE_URL")
         on_exit = [embedded.stop] if embedded_db else []
         kids = supervisor.children(port, data_dir)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCA_BASE_URL": settings.RCA_BASE_URL}
+        # Links in API answers and Slack point at this run's port unless configured.
+        public_url = os.environ.get("RCA_BASE_URL") or base_url
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCA_BASE_URL": public_url}
         sup = supervisor.Supervisor(kids, on_exit)
 
         def announce() -> None:
