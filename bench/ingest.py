@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import _env
+
+from webapp.supervisor import gunicorn_argv
 
 N = int(os.environ.get("BENCH_N", "2000"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
@@ -61,22 +62,9 @@ def bench_http(items: list[dict], key: str, broker_url: str | None = None) -> fl
 
     port = _env.free_port()
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "webapp.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-            "--worker-class",
-            "gthread",
-            "--threads",
-            "4",
-            "--log-level",
-            "warning",
-        ],
+        gunicorn_argv(
+            port, "--worker-class", "gthread", "--threads", "4", "--log-level", "warning"
+        ),
         cwd=_env.REPO,
         env={
             **os.environ,

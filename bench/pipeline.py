@@ -19,6 +19,8 @@ from pathlib import Path
 
 import _env
 
+from webapp.supervisor import gunicorn_argv
+
 os.environ.setdefault("RCA_DATA_DIR", str(_env.REPO / ".data" / "bench-pipeline"))
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
@@ -66,18 +68,7 @@ def run(broker_url: str | None, name: str, key: str) -> None:
     port = _env.free_port()
     log = open(Path(os.environ["RCA_DATA_DIR"]) / f"pipeline-{name.split()[0]}.log", "wb")  # noqa: SIM115
     web = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "webapp.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-            "--log-level",
-            "warning",
-        ],
+        gunicorn_argv(port, "--log-level", "warning"),
         cwd=_env.REPO,
         env=env,
         stdout=log,

@@ -146,9 +146,8 @@ def evaluate_suggestions(
 ) -> list[SuggestResult]:
     """The offline provider's suggestion for every case, from the worker's default retrieval
     (hybrid, default fusion, top ``k``), validated; scored by the case's ``keywords``."""
-    from rca.context import AnalysisContext
     from rca.embeddings import embed
-    from rca.evidence import evidence_from_retrieved
+    from rca.evidence import context_for, evidence_from_retrieved
     from rca.providers import OfflineProvider, ProviderError
     from rca.retrieval import search
     from rca.validation import validate
@@ -160,16 +159,7 @@ def evaluate_suggestions(
     results = []
     for case, incident, sig, vector in zip(cases, incidents, signals, embeddings, strict=True):
         found = search(sig, vector, k=k, index=index)
-        ctx = AnalysisContext(
-            error_type=incident.error_type,
-            message=incident.message,
-            frames=incident.frames,
-            logs=incident.logs,
-            shape_diff=incident.shape_diff,
-            inference_context=incident.inference_context,
-            resource_impact=incident.resource_impact or {},
-            evidence=evidence_from_retrieved(found, bodies),
-        )
+        ctx = context_for(incident, evidence_from_retrieved(found, bodies))
         case_id, category = str(case.get("id", "")), str(case.get("category", ""))
         try:
             draft = provider.suggest(ctx)

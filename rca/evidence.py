@@ -10,9 +10,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rca.context import Evidence, remediation_steps
+from rca.context import AnalysisContext, Evidence, remediation_steps
 
-__all__ = ["evidence_from_retrieved", "stored_bodies"]
+__all__ = ["context_for", "evidence_from_retrieved", "stored_bodies"]
+
+
+def context_for(incident: Any, evidence: list[Evidence]) -> AnalysisContext:
+    """What a provider sees of an incident (stored or an eval case's unsaved one)."""
+    return AnalysisContext(
+        error_type=incident.error_type,
+        message=incident.message,
+        frames=incident.frames,
+        logs=incident.logs,
+        shape_diff=incident.shape_diff,
+        inference_context=incident.inference_context or {},
+        resource_impact=incident.resource_impact or {},
+        evidence=evidence,
+    )
 
 
 def evidence_from_retrieved(retrieved: Iterable[Any], bodies: Mapping[str, str]) -> list[Evidence]:

@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from ingest.models import Incident
 from rca import claim
-from rca.context import AnalysisContext, Evidence
-from rca.evidence import evidence_from_retrieved, stored_bodies
+from rca.context import Evidence
+from rca.evidence import context_for, evidence_from_retrieved, stored_bodies
 from rca.models import Analysis, Suggestion
 from rca.prompts import PROMPT_VERSION
 
@@ -125,16 +125,7 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
     items = retrieved + past
     retrieved_rows = [r.as_dict() for r in items]
 
-    ctx = AnalysisContext(
-        error_type=incident.error_type,
-        message=incident.message,
-        frames=incident.frames,
-        logs=incident.logs,
-        shape_diff=incident.shape_diff,
-        inference_context=incident.inference_context,
-        resource_impact=incident.resource_impact,
-        evidence=_evidence(items),
-    )
+    ctx = context_for(incident, _evidence(items))
     provider, name = provider_from_settings()
     model = getattr(provider, "model", "")
     key = _cache_key(name, model, signals.as_dict(), retrieved_rows)

@@ -73,6 +73,21 @@ class Child:
             self.proc.wait()
 
 
+def gunicorn_argv(port: int, *options: str) -> list[str]:
+    """The web server as every runner starts it: 2 workers on loopback, plus `options`."""
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "webapp.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "2",
+        *options,
+    ]
+
+
 def children(port: int, data_dir: Path) -> list[Child]:
     python = sys.executable
     return [
@@ -96,20 +111,13 @@ def children(port: int, data_dir: Path) -> list[Child]:
         ),
         Child(
             "web",
-            [
-                python,
-                "-m",
-                "gunicorn",
-                "webapp.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
+            gunicorn_argv(
+                port,
                 "--access-logfile",
                 "-",
                 "--graceful-timeout",
                 "5",
-            ],
+            ),
         ),
     ]
 
