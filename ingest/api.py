@@ -6,15 +6,17 @@ import re
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from ninja import NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from ingest import keys, ratelimit
+from ingest.batch import ITEMS_LOC, accept_batch
 from ingest.errors import detail, error_response
 from ingest.models import ApiKey, Incident, Issue
-from ingest.schema import EVENT_ID, IncidentIn
+from ingest.schema import EVENT_ID, BatchIn, IncidentIn
 from ingest.serializers import incident_dict, issue_dict, issue_url
 from ingest.store import store_incident
 
@@ -66,20 +68,35 @@ def _not_found(what: str, ident: int) -> JsonResponse:
     return error_response(404, ["path", "id"], f"no {what} {ident} in this project")
 
 
+def _rate_limited(key: ApiKey, cost: int = 1) -> JsonResponse | None:
+    limit = ratelimit.take(f"key:{key.pk}", cost)
+    if limit.allowed:
+        return None
+    return error_response(
+        429,
+        ["header", "Authorization"],
+        f"rate limit for this key exceeded; retry in {limit.retry_after} s",
+        Retry_After=str(limit.retry_after),
+    )
+
+
+def _idempotency_key(request: HttpRequest, max_length: int) -> str | None:
+    """The header's value; ValueError when it could not serve as an event id."""
+    idem = request.headers.get("Idempotency-Key")
+    if idem is not None and (len(idem) > max_length or not re.fullmatch(EVENT_ID, idem)):
+        raise ValueError(f"use 1-{max_length} of [A-Za-z0-9._:-]")
+    return idem
+
+
 @api.post("/incidents", response={200: dict, 202: dict}, summary="Report an incident")
 def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
     key = key_of(request)
-    limit = ratelimit.take(f"key:{key.pk}")
-    if not limit.allowed:
-        return error_response(
-            429,
-            ["header", "Authorization"],
-            f"rate limit for this key exceeded; retry in {limit.retry_after} s",
-            Retry_After=str(limit.retry_after),
-        )
-    idem = request.headers.get("Idempotency-Key")
-    if idem is not None and (len(idem) > 64 or not re.fullmatch(EVENT_ID, idem)):
-        return error_response(400, ["header", "Idempotency-Key"], "use 1-64 of [A-Za-z0-9._:-]")
+    if (refused := _rate_limited(key)) is not None:
+        return refused
+    try:
+        idem = _idempotency_key(request, 64)
+    except ValueError as exc:
+        return error_response(400, ["header", "Idempotency-Key"], str(exc))
     stored = store_incident(key.project, incident.payload(), idempotency_key=idem)
     body = {
         "incident_id": stored.incident.pk,
@@ -89,6 +106,37 @@ def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
         "duplicate": not stored.created,
     }
     return Status(202 if stored.created else 200, body)
+
+
+@api.post(
+    "/incidents/batch",
+    response={200: dict, 202: dict, 400: dict},
+    summary="Report many incidents in one request",
+    description=(
+        "Each item of `incidents` is an incident as for `POST /incidents` and is accepted or "
+        "refused on its own: `results[i].status` is 202 (stored), 200 (a retry of a stored "
+        "event_id) or 400 (with `detail`). The response is 202 when anything new was stored, "
+        "200 when all were retries, 400 when no item was valid. A batch of N spends N tokens "
+        "of the rate limit; an `Idempotency-Key` header covers the items by position."
+    ),
+)
+def post_incidents(request: HttpRequest, batch: BatchIn) -> Any:
+    key = key_of(request)
+    most = int(settings.RCA_MAX_BATCH)
+    if settings.RCA_RATE_LIMIT_PER_MINUTE > 0:
+        most = min(most, int(ratelimit.burst()))
+    if len(batch.incidents) > most:
+        return error_response(
+            400, ITEMS_LOC, f"{len(batch.incidents)} incidents; send at most {most} per request"
+        )
+    try:
+        idem = _idempotency_key(request, 48)
+    except ValueError as exc:
+        return error_response(400, ["header", "Idempotency-Key"], str(exc))
+    if (refused := _rate_limited(key, len(batch.incidents))) is not None:
+        return refused
+    outcome = accept_batch(key.project, batch.incidents, idempotency_key=idem)
+    return Status(outcome.status, outcome.body)
 
 
 @api.get("/incidents/{incident_id}", response=dict, summary="One incident, parsed")

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from ingest.errors import error_response
 
 JSON_PATHS = ("/api/v1/",)
+BATCH_PATH = "/api/v1/incidents/batch"
 SENTRY_MARKERS = ("/envelope/", "/store/")
 
 
@@ -28,7 +29,11 @@ class IngestLimitsMiddleware:
 
     @staticmethod
     def _check(request: HttpRequest) -> HttpResponse | None:
-        limit = settings.RCA_MAX_BODY_BYTES
+        limit = (
+            settings.RCA_MAX_BATCH_BODY_BYTES
+            if request.path == BATCH_PATH
+            else settings.RCA_MAX_BODY_BYTES
+        )
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:

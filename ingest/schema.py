@@ -9,8 +9,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    TypeAdapter,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 Short = Annotated[str, Field(max_length=255)]
 MAX_MESSAGE = 65_536
@@ -108,6 +117,23 @@ class IncidentIn(_In):
     def payload(self) -> dict[str, Any]:
         """Plain data in snake_case, without the fields the client did not send."""
         return self.model_dump(exclude_none=True, exclude_unset=False)
+
+
+class _DocumentedAsIncidents:
+    """Shows `list[IncidentIn]` in the OpenAPI document for a field validated as `list[Any]`."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        documented = handler(TypeAdapter(list[IncidentIn]).core_schema)
+        return {**documented, "minItems": 1}
+
+
+class BatchIn(BaseModel):
+    """Many incidents in one request, each checked on its own: a bad one refuses only itself."""
+
+    incidents: Annotated[list[Any], Field(min_length=1), _DocumentedAsIncidents]
 
 
 class IncidentAccepted(BaseModel):

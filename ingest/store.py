@@ -1,4 +1,8 @@
-"""Store one incident: scrub, derive, upsert its Issue, insert it — one transaction.
+"""Store incidents: scrub, derive, upsert their Issues, insert them — one transaction.
+
+One code path serves a single POST and a batch: a batch of N costs the same few
+statements as one incident (one idempotency lookup, one issue upsert, one multi-row
+insert), which is where batched ingestion gets its throughput.
 
 Idempotent on `event_id` (per project): a retried POST returns the first incident.
 Analysis is enqueued only after the transaction commits, so the queue never carries an
@@ -8,6 +12,7 @@ id the database does not have, and a committed incident is always enqueued.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -30,6 +35,18 @@ class Stored:
     regressed: bool = False
 
 
+@dataclass
+class _Prepared:
+    """One validated payload, scrubbed and derived: everything but the database work."""
+
+    event_id: str
+    from_client: bool  # the id came from the client, so a retry may already be stored
+    clean: dict[str, Any]
+    derived: Derived
+    occurred_at: datetime
+    service: str
+
+
 def _occurred_at(value: Any) -> datetime:
     if isinstance(value, datetime):
         return value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
@@ -41,51 +58,171 @@ def _occurred_at(value: Any) -> datetime:
     return timezone.now()
 
 
-def _existing(project: Project, event_id: str) -> Incident | None:
-    return Incident.objects.filter(project=project, event_id=event_id).first()
+def _prepare(payload: dict[str, Any], idempotency_key: str | None) -> _Prepared:
+    client_id = payload.get("event_id") or idempotency_key
+    clean = scrub(payload) if settings.RCA_SCRUB else payload
+    return _Prepared(
+        event_id=str(client_id or uuid.uuid4().hex)[:64],
+        from_client=bool(client_id),
+        clean=clean,
+        derived=derive(clean),
+        occurred_at=_occurred_at(clean.get("occurred_at")),
+        service=str(clean.get("service") or "unknown")[:200],
+    )
 
 
-_UPSERT_ISSUE = f"""
-WITH before AS (
-    SELECT status FROM {Issue._meta.db_table}
-     WHERE project_id = %(project)s AND fingerprint = %(fp)s
+_UPSERT_ISSUES = f"""
+WITH rows AS (
+    SELECT * FROM unnest(%(fp)s::text[], %(title)s::text[], %(error_type)s::text[],
+                         %(culprit)s::text[], %(service)s::text[], %(model_id)s::text[],
+                         %(n)s::int[])
+           AS r (fp, title, error_type, culprit, service, model_id, n)
+), before AS (
+    SELECT fingerprint, status FROM {Issue._meta.db_table}
+     WHERE project_id = %(project)s AND fingerprint = ANY(%(fp)s::text[])
 )
 INSERT INTO {Issue._meta.db_table} AS i
     (project_id, fingerprint, title, error_type, culprit, service, model_id, status,
      first_seen, last_seen, occurrence_count)
-VALUES (%(project)s, %(fp)s, %(title)s, %(error_type)s, %(culprit)s, %(service)s, %(model_id)s,
-        'open', %(seen)s, %(seen)s, 1)
+SELECT %(project)s, fp, title, error_type, culprit, service, model_id, 'open',
+       %(seen)s, %(seen)s, n
+  FROM rows ORDER BY fp
 ON CONFLICT (project_id, fingerprint) DO UPDATE SET
-    occurrence_count = i.occurrence_count + 1,
+    occurrence_count = i.occurrence_count + EXCLUDED.occurrence_count,
     last_seen = GREATEST(i.last_seen, EXCLUDED.last_seen),
     service = EXCLUDED.service,
     model_id = COALESCE(NULLIF(EXCLUDED.model_id, ''), i.model_id),
     status = CASE WHEN i.status = 'resolved' THEN 'open' ELSE i.status END
-RETURNING i.id, (SELECT status FROM before)
+RETURNING i.id, i.fingerprint, (SELECT b.status FROM before b WHERE b.fingerprint = i.fingerprint)
 """  # noqa: S608 - table names are ours; values are parameters
 
 
-def _upsert_issue(
-    project: Project, d: Derived, service: str, seen: datetime
-) -> tuple[int, bool, bool]:
-    """Create the issue or count one more occurrence, in one statement (no lost updates).
+@dataclass
+class _IssueRow:
+    id: int
+    created: bool
+    regressed: bool  # it was resolved and is open again
 
-    Returns (issue id, created, regressed: it was resolved and is open again).
+
+def _upsert_issues(project: Project, groups: dict[str, list[_Prepared]]) -> dict[str, _IssueRow]:
+    """Create each issue or count its new occurrences: one statement, no lost updates.
+
+    Rows are written in fingerprint order, so two batches touching the same issues lock
+    them in the same order and cannot deadlock. Per issue, the newest incident of the
+    batch provides the service and model shown on it.
     """
+    fps = sorted(groups)
+    last = [groups[fp][-1] for fp in fps]
     params: dict[str, Any] = {
         "project": project.pk,
-        "fp": d.fingerprint,
-        "title": d.title,
-        "error_type": d.error_type,
-        "culprit": d.culprit,
-        "service": service,
-        "model_id": d.model_id,
-        "seen": seen,
+        "fp": fps,
+        "title": [p.derived.title for p in last],
+        "error_type": [p.derived.error_type for p in last],
+        "culprit": [p.derived.culprit for p in last],
+        "service": [p.service for p in last],
+        "model_id": [
+            next((p.derived.model_id for p in reversed(groups[fp]) if p.derived.model_id), "")
+            for fp in fps
+        ],
+        "n": [len(groups[fp]) for fp in fps],
+        "seen": timezone.now(),
     }
     with connection.cursor() as cursor:
-        cursor.execute(_UPSERT_ISSUE, params)
-        issue_id, before = cursor.fetchone()
-    return issue_id, before is None, before == Issue.Status.RESOLVED
+        cursor.execute(_UPSERT_ISSUES, params)
+        rows = cursor.fetchall()
+    return {
+        fp: _IssueRow(issue_id, before is None, before == Issue.Status.RESOLVED)
+        for issue_id, fp, before in rows
+    }
+
+
+def _incident(project: Project, p: _Prepared, issue_id: int, source: str, opened: str) -> Incident:
+    d, clean = p.derived, p.clean
+    return Incident(
+        project=project,
+        issue_id=issue_id,
+        event_id=p.event_id,
+        source=source,
+        service=p.service,
+        environment=str(clean.get("environment") or "")[:100],
+        occurred_at=p.occurred_at,
+        error_type=d.error_type,
+        message=d.message,
+        stacktrace_raw=clean.get("stacktrace"),
+        exceptions=d.exceptions,
+        logs=d.logs,
+        shape_diff=d.shape_diff,
+        shape_diff_source=d.shape_diff_source,
+        inference_context=clean.get("inference_context") or {},
+        resource_impact=clean.get("resource_impact") or {},
+        tags=clean.get("tags") or {},
+        model_id=d.model_id,
+        fingerprint=d.fingerprint,
+        opened_issue=opened,
+    )
+
+
+def _store_prepared(project: Project, prepared: list[_Prepared], source: str) -> list[Stored]:
+    client_ids = [p.event_id for p in prepared if p.from_client]
+    earlier = (
+        {i.event_id: i for i in Incident.objects.filter(project=project, event_id__in=client_ids)}
+        if client_ids
+        else {}
+    )
+    fresh: dict[str, int] = {}  # event_id -> index of the first new incident carrying it
+    groups: dict[str, list[_Prepared]] = {}
+    for index, p in enumerate(prepared):
+        if p.event_id not in earlier and p.event_id not in fresh:
+            fresh[p.event_id] = index
+            groups.setdefault(p.derived.fingerprint, []).append(p)
+    results: dict[int, Stored] = {}
+    if fresh:
+        with transaction.atomic():
+            issues = _upsert_issues(project, groups)
+            first_of_issue: set[str] = set()
+            for index in fresh.values():
+                p = prepared[index]
+                fp = p.derived.fingerprint
+                row = issues[fp]
+                opened = ""
+                if fp not in first_of_issue:
+                    first_of_issue.add(fp)
+                    opened = "new" if row.created else ("regressed" if row.regressed else "")
+                results[index] = Stored(
+                    _incident(project, p, row.id, source, opened),
+                    created=True,
+                    new_issue=opened == "new",
+                    regressed=opened == "regressed",
+                )
+            Incident.objects.bulk_create([s.incident for s in results.values()])
+            rca.enqueue_analyses([s.incident.pk for s in results.values()])
+    out: list[Stored] = []
+    for index, p in enumerate(prepared):
+        if index in results:
+            out.append(results[index])
+        elif p.event_id in earlier:
+            out.append(Stored(earlier[p.event_id], created=False))
+        else:  # the same event_id twice in one batch: the second is a retry of the first
+            out.append(Stored(results[fresh[p.event_id]].incident, created=False))
+    return out
+
+
+def store_incidents(
+    project: Project,
+    payloads: Sequence[dict[str, Any]],
+    *,
+    source: str = "api",
+    idempotency_keys: Sequence[str | None] | None = None,
+) -> list[Stored]:
+    """Persist validated payloads (snake_case dicts), in order; see the module docstring."""
+    keys = idempotency_keys or [None] * len(payloads)
+    prepared = [_prepare(payload, key) for payload, key in zip(payloads, keys, strict=True)]
+    try:
+        return _store_prepared(project, prepared, source)
+    except IntegrityError:
+        # A concurrent retry carrying one of our event_ids committed first. The whole
+        # transaction rolled back; once more, that incident is found and returned instead.
+        return _store_prepared(project, prepared, source)
 
 
 def store_incident(
@@ -95,44 +232,5 @@ def store_incident(
     source: str = "api",
     idempotency_key: str | None = None,
 ) -> Stored:
-    """Persist a validated payload (snake_case dict); see the module docstring."""
-    client_id = payload.get("event_id") or idempotency_key
-    event_id = str(client_id or uuid.uuid4().hex)[:64]
-    if client_id and (found := _existing(project, event_id)) is not None:
-        return Stored(found, created=False)
-
-    clean = scrub(payload) if settings.RCA_SCRUB else payload
-    d = derive(clean)
-    seen = _occurred_at(clean.get("occurred_at"))
-    service = str(clean.get("service") or "unknown")[:200]
-    try:
-        with transaction.atomic():
-            issue_id, new_issue, regressed = _upsert_issue(project, d, service, timezone.now())
-            incident = Incident.objects.create(
-                project=project,
-                issue_id=issue_id,
-                event_id=event_id,
-                source=source,
-                service=service,
-                environment=str(clean.get("environment") or "")[:100],
-                occurred_at=seen,
-                error_type=d.error_type,
-                message=d.message,
-                stacktrace_raw=clean.get("stacktrace"),
-                exceptions=d.exceptions,
-                logs=d.logs,
-                shape_diff=d.shape_diff,
-                shape_diff_source=d.shape_diff_source,
-                inference_context=clean.get("inference_context") or {},
-                resource_impact=clean.get("resource_impact") or {},
-                tags=clean.get("tags") or {},
-                model_id=d.model_id,
-                fingerprint=d.fingerprint,
-                opened_issue="new" if new_issue else ("regressed" if regressed else ""),
-            )
-            rca.enqueue_analysis(incident.pk)
-    except IntegrityError:  # a concurrent retry with the same event_id won the race
-        if (found := _existing(project, event_id)) is not None:
-            return Stored(found, created=False)
-        raise
-    return Stored(incident, created=True, new_issue=new_issue, regressed=regressed)
+    """Persist one validated payload (snake_case dict)."""
+    return store_incidents(project, [payload], source=source, idempotency_keys=[idempotency_key])[0]

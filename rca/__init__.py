@@ -1,7 +1,10 @@
 """Analysing incidents: signals, hybrid retrieval, prompts, providers, validation, Slack.
 
-`ingest` calls exactly one thing here, `enqueue_analysis`, inside its transaction.
+`ingest` calls exactly one thing here, `enqueue_analyses` (or its one-id form
+`enqueue_analysis`), inside its transaction.
 """
+
+from collections.abc import Sequence
 
 
 def enqueue_analysis(incident_id: int) -> None:
@@ -10,9 +13,18 @@ def enqueue_analysis(incident_id: int) -> None:
     Never raises for a broker outage: the incident stays `pending` and the sweeper
     re-queues it (see `rca/enqueue.py`).
     """
-    from rca.enqueue import publish_analysis_on_commit
+    enqueue_analyses([incident_id])
 
-    publish_analysis_on_commit(incident_id)
+
+def enqueue_analyses(incident_ids: Sequence[int]) -> None:
+    """Queue the analyses of stored incidents once the current transaction commits.
+
+    A batch travels as one message (the worker fans it out), so queueing costs the
+    web process one publish per request, not one per incident.
+    """
+    from rca.enqueue import publish_analyses_on_commit
+
+    publish_analyses_on_commit(list(incident_ids))
 
 
 def reanalyse(incident_id: int) -> None:

@@ -48,6 +48,21 @@ def publish_analysis(incident_id: int, *, force: bool = False) -> bool:
     return publish(analyse_incident, (incident_id,), {"force": True} if force else None)
 
 
+def publish_analyses(incident_ids: list[int]) -> bool:
+    """One message for many incidents: `analyse_incidents` fans it out on the worker."""
+    if len(incident_ids) == 1:
+        return publish_analysis(incident_ids[0])
+    from rca.tasks import analyse_incidents
+
+    return publish(analyse_incidents, (incident_ids,))
+
+
+def publish_analyses_on_commit(incident_ids: list[int]) -> None:
+    """Publish once the current transaction commits; nothing if it rolls back."""
+    if incident_ids:
+        transaction.on_commit(partial(publish_analyses, incident_ids))
+
+
 def publish_analysis_on_commit(incident_id: int, *, force: bool = False) -> None:
     """Publish once the current transaction commits; nothing if it rolls back."""
     transaction.on_commit(partial(publish_analysis, incident_id, force=force))

@@ -10,6 +10,20 @@ def analyse_incident(incident_id: int, force: bool = False) -> None:
     analyse(incident_id, force=force)
 
 
+@shared_task(name="rca.tasks.analyse_incidents", ignore_result=True, acks_late=True)
+def analyse_incidents(incident_ids: list[int]) -> None:
+    """A batch from one ingest request: one task per incident, so all worker processes help.
+
+    Should this die half-way, the redelivered batch re-sends them all; analysing is
+    idempotent (an incident already claimed or done is skipped), and the sweeper re-queues
+    anything still pending.
+    """
+    from rca.enqueue import publish_analysis
+
+    for incident_id in incident_ids:
+        publish_analysis(incident_id)
+
+
 @shared_task(name="rca.tasks.sweep_stuck_analyses", ignore_result=True)
 def sweep_stuck_analyses() -> int:
     from rca.sweeper import sweep, sweep_notifications

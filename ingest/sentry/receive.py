@@ -19,7 +19,7 @@ from ingest.sentry.envelope import (
     parse_envelope,
 )
 from ingest.sentry.mapping import event_to_incident
-from ingest.store import store_incident
+from ingest.store import store_incidents
 
 
 class SentryRefused(Exception):
@@ -87,13 +87,13 @@ def receive(
         raise SentryRefused(429, [], "rate limit exceeded", retry_after=limit.retry_after)
 
     received = Received()
+    payloads = []
     for index, event in enumerate(events):
         mapped = event_to_incident(event)
         try:
-            incident = IncidentIn.model_validate(mapped)
+            payloads.append(IncidentIn.model_validate(mapped).payload())
         except ValueError as exc:
             received.rejected.append({"item": index, "msg": str(exc)[:500]})
-            continue
-        stored = store_incident(project, incident.payload(), source="sentry")
-        received.event_ids.append(stored.incident.event_id)
+    stored = store_incidents(project, payloads, source="sentry")
+    received.event_ids = [one.incident.event_id for one in stored]
     return received

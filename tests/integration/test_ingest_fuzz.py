@@ -103,3 +103,24 @@ def test_generated_raw_bodies_never_cause_5xx(client, auth, body, content_type):
         "POST", "/api/v1/incidents", data=body, content_type=content_type, **auth
     )
     _never_5xx(response)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    body=st.fixed_dictionaries({"incidents": st.lists(payloads | json_values, max_size=6)})
+    | json_values
+)
+def test_generated_batches_never_cause_5xx(client, auth, body):
+    response = client.post(
+        "/api/v1/incidents/batch", data=json.dumps(body), content_type="application/json", **auth
+    )
+    _never_5xx(response)
+    if response.status_code in (200, 202):
+        results = json.loads(response.content)["results"]
+        assert len(results) == len(body["incidents"])
+        for item in results:
+            assert item["status"] in (200, 202) or item["detail"][0]["loc"][:3] == [
+                "body",
+                "batch",
+                "incidents",
+            ]

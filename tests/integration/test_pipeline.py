@@ -270,3 +270,26 @@ def test_llm_server_errors_fall_back_to_the_offline_provider(
     assert suggestion.provider == "offline"
     assert suggestion.valid
     assert "500" in suggestion.analysis.attempts[0]["error"]
+
+
+def test_every_incident_of_a_batch_is_analysed(live_server, tenant, celery_worker):
+    oom = {
+        "service": "trainer",
+        "error_type": "torch.OutOfMemoryError",
+        "message": "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total)",
+    }
+    resp = requests.post(
+        f"{live_server.url}/api/v1/incidents/batch",
+        json={"incidents": [shape_error(batch=2), oom, shape_error(batch=16)]},
+        headers=tenant.auth,
+        timeout=10,
+    )
+    assert resp.status_code == 202, resp.text
+    ids = [r["incident_id"] for r in resp.json()["results"]]
+    finished = wait_for(
+        lambda: all(done(i) for i in ids) and [done(i) for i in ids], timeout=90, interval=0.3
+    )
+    assert [i.analysis_status for i in finished] == ["done"] * 3, celery_worker.log()[-3000:]
+    top = {a.incident_id: a.retrieved[0]["failure_class"] for a in Analysis.objects.all()}
+    assert top[ids[0]] == top[ids[2]] == "matmul_shape_mismatch"
+    assert top[ids[1]] != "matmul_shape_mismatch"

@@ -1,0 +1,80 @@
+"""Batched ingestion: many incidents in one request, each accepted or refused on its own.
+
+Clients that buffer (log shippers, SDK transports, a service flushing after an outage)
+send one request instead of hundreds; the database work is then a few statements for
+the whole batch (see `store.py`). One bad incident does not sink the rest: like a bulk
+API, every item gets its own status, and only the valid ones are stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from ingest.errors import detail
+from ingest.models import Project
+from ingest.schema import IncidentIn
+from ingest.serializers import issue_url
+from ingest.store import store_incidents
+
+ITEMS_LOC: list[str | int] = ["body", "batch", "incidents"]
+
+
+@dataclass
+class BatchOutcome:
+    status: int  # 202 something new stored, 200 only retries of stored ones, 400 none valid
+    body: dict[str, Any]
+
+
+def _item_errors(index: int, exc: ValidationError) -> list[dict[str, Any]]:
+    return [
+        {**err, "loc": [*ITEMS_LOC, index, *err["loc"]]}
+        for err in detail([dict(e) for e in exc.errors(include_url=False)])
+    ]
+
+
+def item_event_id(idempotency_key: str | None, index: int) -> str | None:
+    """A batch's Idempotency-Key covers its items by position: resent, nothing is stored twice."""
+    return f"{idempotency_key}:{index}" if idempotency_key else None
+
+
+def accept_batch(
+    project: Project, items: list[Any], *, idempotency_key: str | None = None
+) -> BatchOutcome:
+    """Validate each item, store the valid ones in one transaction, report per item."""
+    results: list[dict[str, Any] | None] = [None] * len(items)
+    valid: list[tuple[int, IncidentIn]] = []
+    for index, item in enumerate(items):
+        try:
+            valid.append((index, IncidentIn.model_validate(item)))
+        except ValidationError as exc:
+            results[index] = {"index": index, "status": 400, "detail": _item_errors(index, exc)}
+    stored = store_incidents(
+        project,
+        [incident.payload() for _, incident in valid],
+        idempotency_keys=[item_event_id(idempotency_key, index) for index, _ in valid],
+    )
+    for (index, _), one in zip(valid, stored, strict=True):
+        results[index] = {
+            "index": index,
+            "status": 202 if one.created else 200,
+            "incident_id": one.incident.pk,
+            "issue_id": one.incident.issue_id,
+            "event_id": one.incident.event_id,
+            "url": issue_url(one.incident.issue_id),
+            "duplicate": not one.created,
+        }
+    accepted = sum(1 for one in stored if one.created)
+    rejected = len(items) - len(valid)
+    body: dict[str, Any] = {
+        "accepted": accepted,
+        "duplicates": len(valid) - accepted,
+        "rejected": rejected,
+        "results": results,
+    }
+    if not valid:  # an error like any other: every item's problems, with their paths
+        body["detail"] = [d for r in results if r for d in r["detail"]][:50]
+        return BatchOutcome(400, body)
+    return BatchOutcome(202 if accepted else 200, body)
