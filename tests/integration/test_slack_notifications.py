@@ -118,7 +118,8 @@ def _slack_settings(settings, monkeypatch, slack_worker):
     settings.RCA_SLACK_DIGEST_WINDOW_MINUTES = WINDOW_MINUTES
     settings.SLACK_WEBHOOK_URL = ""
     # Analysis is not under test here: the pipeline's own tests cover it.
-    monkeypatch.setattr(rca, "enqueue_analysis", lambda incident_id: None)
+    # (`ingest.store` queues through `enqueue_analyses`, the one-id form included.)
+    monkeypatch.setattr(rca, "enqueue_analyses", lambda incident_ids: None)
 
 
 @pytest.fixture
