@@ -145,3 +145,26 @@ def test_batch_needs_a_key(live_server):
         f"{live_server.url}/api/v1/incidents/batch", json={"incidents": [OOM]}, timeout=10
     )
     assert resp.status_code == 401
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        b'{"service": "s", "message": "m", "tags": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+        b'{"service": "s", "message": "m", "logs": ['
+        + b'{"a":' * 3_000
+        + b"1"
+        + b"}" * 3_000
+        + b"]}",
+    ],
+)
+def test_deeply_nested_items_are_refused_not_500(live_server, tenant, inner):
+    body = b'{"incidents": [' + inner + b"]}"
+    resp = requests.post(
+        f"{live_server.url}/api/v1/incidents/batch",
+        data=body,
+        headers={**tenant.auth, "Content-Type": "application/json"},
+        timeout=20,
+    )
+    assert resp.status_code < 500, resp.text[:300]
+    assert resp.json()["detail"]
