@@ -1,0 +1,66 @@
+"""The network-free provider: the best-fitting runbook step, worded for this incident.
+
+Only the assembly of the :class:`Draft` and its confidence are here; the choice of step is
+:mod:`rca.providers.step_ranking` and its wording :mod:`rca.providers.wording`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from rca.context import AnalysisContext, Evidence
+from rca.providers.draft import OFFLINE_MODEL, Draft, ProviderError
+from rca.providers.step_ranking import compose, rank_steps
+
+
+class OfflineProvider:
+    """Deterministic, network-free suggestions from the retrieved runbooks' remediation.
+
+    Of the steps of the top runbook (and of same-class runbooks ranked nearly as high), the
+    one that best fits the incident (its code and logs, training vs serving, its framework,
+    its shapes) and whose suggestion validates becomes the action; its stated reason plus
+    the incident's specifics (mismatched dimensions, dtypes or devices, the failing in-app
+    frame) become the reason. The cited runbook is the one the step comes from.
+    """
+
+    name = "offline"
+    model = OFFLINE_MODEL
+
+    def suggest(self, ctx: AnalysisContext) -> Draft:
+        started = time.monotonic()
+        top = ctx.top_runbook or (ctx.evidence[0] if ctx.evidence else None)
+        if top is None:
+            raise ProviderError("no runbook was retrieved: nothing to base a suggestion on")
+        ranked = rank_steps(ctx)
+        if ranked:
+            source, (action, reason) = ranked[0].evidence, (ranked[0].action, ranked[0].reason)
+        else:
+            source = top
+            action, reason = compose(
+                top, f"Apply the remediation of the runbook '{top.title}'", "", ctx
+            )
+        confidence = self._confidence(source)
+        raw = {"action": action, "reason": reason, "runbook": source.slug, "confidence": confidence}
+        return Draft(
+            action=action,
+            reason=reason,
+            runbook=source.slug,
+            confidence=confidence,
+            provider=self.name,
+            model=self.model,
+            raw=json.dumps(raw, sort_keys=True),
+            usage={},
+            latency_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    @staticmethod
+    def _confidence(top: Evidence) -> float:
+        """Retrieval scores may be unbounded (BM25); squash them into 0.05..0.9.
+
+        Capped below 1: a composed suggestion is never as sure as a confirmed fix.
+        """
+        score = max(float(top.score), 0.0)
+        if score > 1:
+            score = score / (1 + score)
+        return round(min(max(score, 0.05), 0.9), 2)
