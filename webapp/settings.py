@@ -161,7 +161,7 @@ RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 # Public base URL used in links sent outside the app (Slack, API answers).
 RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
 
-# Slack notifications (rca/slack.py, rca/notify.py).
+# Slack notifications (rca/slack/, rca/notify/).
 # Default incoming webhook for projects that have none of their own.
 SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
 # Hosts other than hooks.slack.com that webhooks may post to (http allowed there too).

@@ -1,0 +1,174 @@
+"""Creating notifications: one row per (issue, kind, webhook), and the digest decision.
+
+The `notify_*` calls run inside ingest and analysis, so they never raise: a failure is
+logged and the caller carries on. A row is handed to `rca.tasks.send_notification` once the
+transaction commits; :mod:`rca.notify.delivery` does the sending.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from functools import partial
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from ingest.models import Issue, Project
+from rca.models import Notification, Suggestion
+from rca.notify.records import Kind, Status, lock_project, update_row
+from rca.notify.webhooks import webhook_url
+from rca.slack import IssueEvent, IssueInfo, SuggestionInfo, build_payload, target_of
+
+log = logging.getLogger(__name__)
+
+
+def notify_new_issue(issue_id: int) -> Notification | None:
+    """A new issue appeared: one message, or a place in the project's digest."""
+    return _guarded("new_issue", issue_id, lambda: _notify_issue(issue_id, Kind.NEW_ISSUE))
+
+
+def notify_regression(issue_id: int, incident_id: int | None = None) -> Notification | None:
+    """A resolved issue came back: once per regressing incident (an issue may regress again)."""
+    occurrence = str(incident_id or "")
+    return _guarded(
+        "regression", issue_id, lambda: _notify_issue(issue_id, Kind.REGRESSION, occurrence)
+    )
+
+
+def notify_suggestion(suggestion_id: int) -> Notification | None:
+    """A suggestion is ready: one message per issue (a re-analysis does not notify again)."""
+    return _guarded("suggestion", suggestion_id, lambda: _notify_suggestion(suggestion_id))
+
+
+def _guarded(what: str, object_id: int, create) -> Notification | None:
+    """Notifications are secondary: a failure here must never break ingest or analysis."""
+    try:
+        with transaction.atomic():
+            return create()
+    except Exception:
+        log.exception("could not record the %s notification for %s", what, object_id)
+        return None
+
+
+def _target(project: Project) -> str | None:
+    url = webhook_url(project)
+    if not url or project.slack_disabled_at is not None:
+        return None
+    return target_of(url)
+
+
+def _issue_event(kind: str, issue: Issue, suggestion: Suggestion | None = None) -> dict:
+    info = IssueInfo(
+        id=issue.pk,
+        title=issue.title,
+        service=issue.service,
+        model_id=issue.model_id,
+        error_type=issue.error_type,
+        occurrence_count=issue.occurrence_count,
+    )
+    extra = None
+    if suggestion is not None:
+        extra = SuggestionInfo(
+            action=suggestion.action,
+            reason=suggestion.reason,
+            runbook_slug=suggestion.runbook_slug,
+            confidence=suggestion.confidence,
+            validation=suggestion.validation or {},
+            provider=suggestion.provider,
+            model=suggestion.model,
+        )
+    return build_payload(IssueEvent(kind, issue.project.name, info, extra))
+
+
+def _notify_issue(issue_id: int, kind: str, occurrence: str = "") -> Notification | None:
+    issue = Issue.objects.select_related("project").get(pk=issue_id)
+    if (target := _target(issue.project)) is None:
+        return None
+    lock_project(issue.project_id)
+    n, created = Notification.objects.get_or_create(
+        issue=issue,
+        kind=kind,
+        target=target,
+        occurrence=occurrence,
+        defaults={"project_id": issue.project_id},
+    )
+    if not created:
+        return n
+    if kind == Kind.NEW_ISSUE and _over_threshold(n):
+        digest = _open_digest(n.project_id, target)
+        update_row(n, status=Status.SUPPRESSED, payload={"digest": digest.pk})
+        log.info("notification %s: issue %s folded into digest %s", n.pk, issue_id, digest.pk)
+        return n
+    update_row(n, payload=_issue_event(kind, issue))
+    _enqueue(n.pk)
+    return n
+
+
+def _over_threshold(n: Notification) -> bool:
+    since = timezone.now() - timedelta(minutes=settings.RCA_SLACK_DIGEST_WINDOW_MINUTES)
+    singles = (
+        Notification.objects.filter(
+            project_id=n.project_id, target=n.target, kind=Kind.NEW_ISSUE, created_at__gte=since
+        )
+        .exclude(status=Status.SUPPRESSED)
+        .exclude(pk=n.pk)
+        .count()
+    )
+    return singles >= settings.RCA_SLACK_DIGEST_THRESHOLD
+
+
+def _open_digest(project_id: int, target: str) -> Notification:
+    """The digest still collecting for this webhook, or a new one sent M minutes from now."""
+    digest = (
+        Notification.objects.filter(
+            project_id=project_id,
+            target=target,
+            kind=Kind.DIGEST,
+            status=Status.QUEUED,
+            payload__collecting=True,
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if digest is not None:
+        return digest
+    window = settings.RCA_SLACK_DIGEST_WINDOW_MINUTES * 60
+    digest = Notification.objects.create(
+        project_id=project_id,
+        kind=Kind.DIGEST,
+        target=target,
+        payload={"collecting": True},
+        next_attempt_at=timezone.now() + timedelta(seconds=window),
+    )
+    _enqueue(digest.pk, countdown=window)
+    return digest
+
+
+def _notify_suggestion(suggestion_id: int) -> Notification | None:
+    suggestion = Suggestion.objects.select_related("issue__project").get(pk=suggestion_id)
+    issue = suggestion.issue
+    if (target := _target(issue.project)) is None:
+        return None
+    n, created = Notification.objects.get_or_create(
+        issue=issue, kind=Kind.SUGGESTION, target=target, defaults={"project_id": issue.project_id}
+    )
+    if not created:
+        return n
+    opening = Notification.objects.filter(issue=issue, kind=Kind.NEW_ISSUE, target=target).first()
+    if opening is not None and opening.status == Status.SUPPRESSED:
+        update_row(n, status=Status.SUPPRESSED, payload={"digest": opening.payload.get("digest")})
+        return n
+    update_row(n, payload=_issue_event(Kind.SUGGESTION, issue, suggestion))
+    _enqueue(n.pk)
+    return n
+
+
+def _enqueue(notification_id: int, countdown: float | None = None) -> None:
+    """After commit; a broker outage leaves the row queued for the sweeper, never raises."""
+    from rca.enqueue import publish
+    from rca.tasks import send_notification
+
+    options = {"countdown": countdown} if countdown else {}
+    transaction.on_commit(partial(publish, send_notification, (notification_id,), None, **options))
