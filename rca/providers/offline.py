@@ -11,7 +11,23 @@ import time
 
 from rca.context import AnalysisContext, Evidence
 from rca.providers.draft import OFFLINE_MODEL, Draft, ProviderError
-from rca.providers.step_ranking import compose, rank_steps
+from rca.providers.step_ranking import Candidate, compose, rank_steps
+from rca.validation import MAX_REASON_CHARS, validate
+
+# An alternative must say something else: at most this share of its words in the action's.
+MAX_ALTERNATIVE_OVERLAP = 0.5
+
+
+def _alternative(ranked: list[Candidate]) -> Candidate | None:
+    """The next best step that is a different fix, not a rewording of the chosen one."""
+    chosen = ranked[0]
+    for candidate in ranked[1:]:
+        words = candidate.action_tokens
+        if not words:
+            continue
+        if len(words & chosen.action_tokens) / len(words) <= MAX_ALTERNATIVE_OVERLAP:
+            return candidate
+    return None
 
 
 class OfflineProvider:
@@ -35,6 +51,7 @@ class OfflineProvider:
         ranked = rank_steps(ctx)
         if ranked:
             source, (action, reason) = ranked[0].evidence, (ranked[0].action, ranked[0].reason)
+            reason = self._with_alternative(action, reason, source, ranked, ctx)
         else:
             source = top
             action, reason = compose(
@@ -53,6 +70,28 @@ class OfflineProvider:
             usage={},
             latency_ms=int((time.monotonic() - started) * 1000),
         )
+
+    def _with_alternative(
+        self,
+        action: str,
+        reason: str,
+        source: Evidence,
+        ranked: list[Candidate],
+        ctx: AnalysisContext,
+    ) -> str:
+        """The reason, plus the runner-up fix when it fits and the suggestion still validates.
+
+        An engineer whose setup rules out the first fix (the batch size is fixed by the
+        client, say) gets the next one at once instead of a second round trip.
+        """
+        alternative = _alternative(ranked)
+        if alternative is None:
+            return reason
+        longer = f"{reason} If that does not apply: {alternative.action}"
+        if len(longer) > MAX_REASON_CHARS:
+            return reason
+        draft = Draft(action, longer, source.slug, 0.5, self.name, self.model)
+        return longer if validate(draft, ctx).ok else reason
 
     @staticmethod
     def _confidence(top: Evidence) -> float:

@@ -270,7 +270,7 @@ def _incident(ctx: AnalysisContext) -> _Incident:
 
 
 @dataclass
-class _Candidate:
+class Candidate:
     evidence: Evidence
     position: int  # 0-based place of the step in its runbook
     action: str  # as it will be suggested (shortened to the limits, validated)
@@ -333,12 +333,12 @@ def _names_fact(tokens: set[str], facts: frozenset[str]) -> bool:
     )
 
 
-def rank_steps(ctx: AnalysisContext) -> list[_Candidate]:
+def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
     """Every step of the candidate runbooks that validates, best fit for this incident first."""
     runbooks = _candidate_runbooks(ctx)
     if not runbooks:
         return []
-    candidates: list[_Candidate] = []
+    candidates: list[Candidate] = []
     for item in runbooks:
         for position, step in enumerate(item.remediation):
             wording = _valid_wording(item, step, ctx)
@@ -346,7 +346,7 @@ def rank_steps(ctx: AnalysisContext) -> list[_Candidate]:
                 continue
             action, reason = split_step(step)
             candidates.append(
-                _Candidate(item, position, *wording, set(_terms(action)), set(_terms(reason)))
+                Candidate(item, position, *wording, set(_terms(action)), set(_terms(reason)))
             )
     if not candidates:
         return []

@@ -514,3 +514,34 @@ def test_offline_draft_validates_for_every_dev_case_with_its_category_runbooks(c
     draft = OfflineProvider().suggest(ctx)
     assert draft.runbook in ctx.allowed_slugs
     assert validate(draft, ctx).ok, (draft.action, validate(draft, ctx).complaints)
+
+
+def _matmul_ctx() -> AnalysisContext:
+    return AnalysisContext(
+        error_type="RuntimeError",
+        message="mat1 and mat2 shapes cannot be multiplied (4x256 and 512x10)",
+        shape_diff=[ShapeDiff(tensor=None, op="matmul", expected=[None, 512], actual=[4, 256])],
+        evidence=_evidence(("matmul-shape-mismatch-linear", 0.8)),
+    )
+
+
+def test_offline_reason_offers_the_runner_up_fix_when_it_is_a_different_one():
+    ctx = _matmul_ctx()
+    draft = OfflineProvider().suggest(ctx)
+    first, _, alternative = draft.reason.partition(" If that does not apply: ")
+    assert alternative, draft.reason
+    assert "256 instead of 512" in first
+    # Another step of the cited runbook, not the chosen one reworded.
+    openings = [step.strip("*").split()[:2] for step in ctx.evidence[0].remediation]
+    assert alternative.split()[:2] in openings
+    assert alternative.split()[:2] != draft.action.split()[:2]
+    assert validate(draft, ctx).ok
+
+
+def test_offline_leaves_the_alternative_out_when_the_reason_would_grow_too_long(monkeypatch):
+    import rca.providers.offline as offline
+
+    full = OfflineProvider().suggest(_matmul_ctx()).reason
+    first = full.partition(" If that does not apply: ")[0]
+    monkeypatch.setattr(offline, "MAX_REASON_CHARS", len(full) - 1)
+    assert OfflineProvider().suggest(_matmul_ctx()).reason == first
