@@ -6,14 +6,13 @@ import re
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from ninja import NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from ingest import keys, ratelimit
-from ingest.batch import ITEMS_LOC, accept_batch
+from ingest.batch import ITEMS_LOC, accept_batch, max_items
 from ingest.errors import detail, error_response
 from ingest.models import ApiKey, Incident, Issue
 from ingest.schema import EVENT_ID, BatchIn, IncidentIn
@@ -122,10 +121,7 @@ def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
 )
 def post_incidents(request: HttpRequest, batch: BatchIn) -> Any:
     key = key_of(request)
-    most = int(settings.RCA_MAX_BATCH)
-    if settings.RCA_RATE_LIMIT_PER_MINUTE > 0:
-        most = min(most, int(ratelimit.burst()))
-    if len(batch.incidents) > most:
+    if len(batch.incidents) > (most := max_items()):
         return error_response(
             400, ITEMS_LOC, f"{len(batch.incidents)} incidents; send at most {most} per request"
         )

@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from pydantic import ValidationError
 
+from ingest import ratelimit
 from ingest.errors import detail
 from ingest.models import Project
 from ingest.schema import IncidentIn
@@ -26,6 +28,14 @@ ITEMS_LOC: list[str | int] = ["body", "batch", "incidents"]
 class BatchOutcome:
     status: int  # 202 something new stored, 200 only retries of stored ones, 400 none valid
     body: dict[str, Any]
+
+
+def max_items() -> int:
+    """RCA_MAX_BATCH, but never above the rate limit's burst: a larger batch could never pass."""
+    most = int(settings.RCA_MAX_BATCH)
+    if settings.RCA_RATE_LIMIT_PER_MINUTE > 0:
+        most = min(most, int(ratelimit.burst()))
+    return most
 
 
 def _item_errors(index: int, exc: ValidationError) -> list[dict[str, Any]]:
