@@ -64,7 +64,12 @@ def wait_http(url: str, timeout: float = 30) -> None:
 
 
 def bench_http(items: list[dict], key: str, broker_url: str | None, batch: int) -> float:
-    """Incidents/s; `batch` > 1 sends them `batch` at a time to the batch endpoint."""
+    """Incidents/s; `batch` > 1 sends them `batch` at a time to the batch endpoint.
+
+    `batch` 0 measures the floor instead: as many `GET /healthz` (which touches nothing)
+    as there are incidents, with the same server and client: what one request costs
+    before any ingest work.
+    """
     import requests
 
     port = _env.free_port()
@@ -92,6 +97,11 @@ def bench_http(items: list[dict], key: str, broker_url: str | None, batch: int) 
             s = sessions.setdefault(threading.get_ident(), requests.Session())
             return s.post(url, json=item, headers=headers, timeout=30).status_code
 
+        def probe(_: dict) -> int:
+            s = sessions.setdefault(threading.get_ident(), requests.Session())
+            code = s.get(f"http://127.0.0.1:{port}/healthz", timeout=30).status_code
+            return 202 if code == 200 else code
+
         def send_batch(chunk: list[dict]) -> int:
             s = sessions.setdefault(threading.get_ident(), requests.Session())
             resp = s.post(f"{url}/batch", json={"incidents": chunk}, headers=headers, timeout=60)
@@ -107,7 +117,7 @@ def bench_http(items: list[dict], key: str, broker_url: str | None, batch: int) 
                 chunks = [work[i : i + batch] for i in range(0, len(work), batch)]
                 codes = list(pool.map(send_batch, chunks))
             else:
-                codes = list(pool.map(send, work))
+                codes = list(pool.map(send if batch == 1 else probe, work))
             elapsed = time.perf_counter() - start
         bad = [c for c in codes if c != 202]
         if bad:
@@ -152,6 +162,11 @@ def main() -> None:
     raw = bench_raw(items)
     print(f"N={N}, gunicorn 2 workers x 4 threads, {CLIENTS} concurrent clients, same machine")
     print(f"raw psycopg INSERT loop (1 connection, autocommit): {raw:8.1f} inserts/s")
+    floor = bench_http(items, key, None, 0)
+    print(
+        f"floor: GET /healthz (touches nothing), same server and client: {floor:8.1f} requests/s,"
+        f" ratio {floor / raw:.2f}"
+    )
     brokers = [("embedded broker (SQLAlchemy on PostgreSQL)", None)]
     if _env.redis_reachable():
         brokers.append(("Redis broker", "redis://127.0.0.1:6379/14"))
