@@ -25,6 +25,7 @@ import rca
 from ingest.derive import Derived, derive
 from ingest.models import Incident, Issue, Project
 from ingest.scrubbing import scrub
+from ingest.storable import storable
 
 
 @dataclass
@@ -60,6 +61,7 @@ def _occurred_at(value: Any) -> datetime:
 
 def _prepare(payload: dict[str, Any], idempotency_key: str | None) -> _Prepared:
     client_id = payload.get("event_id") or idempotency_key
+    payload = storable(payload)
     clean = scrub(payload) if settings.RCA_SCRUB else payload
     return _Prepared(
         event_id=str(client_id or uuid.uuid4().hex)[:64],

@@ -264,3 +264,27 @@ def test_deeply_nested_json_is_400_not_500(live_server, tenant):
         timeout=10,
     )
     assert resp.status_code == 400, resp.text[:300]
+
+
+def test_nul_characters_and_lone_surrogates_are_stored_as_replacement_characters(
+    live_server, tenant
+):
+    """PostgreSQL stores neither; the incident is kept with U+FFFD where they were."""
+    body = (
+        '{"service": "ranker", "message": "bad\\u0000byte", "tags": {"k\\u0000": "v"},'
+        ' "logs": ["x\\u0000y", {"msg": "half \\ud800 pair"}],'
+        ' "inference_context": {"model_id": "m", "note": "\\udfff"}}'
+    )
+    resp = requests.post(
+        f"{live_server.url}/api/v1/incidents",
+        data=body.encode(),
+        headers={**tenant.auth, "Content-Type": "application/json"},
+        timeout=10,
+    )
+    assert resp.status_code == 202, resp.text
+    incident = Incident.objects.get(pk=resp.json()["incident_id"])
+    assert incident.message == "bad\ufffdbyte"
+    assert incident.tags == {"k\ufffd": "v"}
+    assert "x\ufffdy" in json.dumps(incident.logs, ensure_ascii=False)
+    assert "half \ufffd pair" in json.dumps(incident.logs, ensure_ascii=False)
+    assert incident.inference_context["note"] == "\ufffd"

@@ -50,13 +50,15 @@ scalars = (
     | st.integers()
     | st.floats(allow_nan=True)
     | st.text(max_size=40)
-    | st.sampled_from(["", "Traceback (most recent call last):", "4x256"])
+    | st.sampled_from(["", "Traceback (most recent call last):", "4x256", "a\x00b", "\udc80"])
 )
 json_values = st.recursive(
     scalars,
     lambda children: (
         st.lists(children, max_size=4)
-        | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), children, max_size=5)
+        | st.dictionaries(
+            st.sampled_from([*FIELDS, "k\x00"]) | st.text(max_size=8), children, max_size=5
+        )
     ),
     max_leaves=20,
 )
@@ -64,6 +66,11 @@ payloads = st.fixed_dictionaries(
     {},
     optional={name: json_values for name in FIELDS[:18]}
     | {"service": st.text(max_size=30), "message": st.text(max_size=200)},
+)
+# Always valid at the top, so the generated content reaches parsing, grouping and storage.
+accepted_payloads = st.fixed_dictionaries(
+    {"service": st.just("fuzz"), "message": st.text(min_size=1, max_size=200)},
+    optional={name: json_values for name in FIELDS[:18] if name not in ("service", "message")},
 )
 
 pytestmark = pytest.mark.django_db
@@ -85,6 +92,15 @@ def _never_5xx(response) -> None:
 @settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(payload=payloads)
 def test_generated_incident_payloads_never_cause_5xx(client, auth, payload):
+    response = client.post(
+        "/api/v1/incidents", data=json.dumps(payload), content_type="application/json", **auth
+    )
+    _never_5xx(response)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(payload=accepted_payloads)
+def test_generated_content_of_valid_incidents_never_causes_5xx(client, auth, payload):
     response = client.post(
         "/api/v1/incidents", data=json.dumps(payload), content_type="application/json", **auth
     )
