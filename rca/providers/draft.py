@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.storable import storable_text
+
 DEFAULT_MODEL = "gpt-4o-mini"
 OFFLINE_MODEL = "runbook-remediation-1"
 
@@ -94,8 +96,10 @@ def _confidence(value: Any) -> float:
 
 def draft_from_answer(answer: dict[str, Any], **meta: Any) -> Draft:
     def text(key: str) -> str:
+        # Model output is untrusted text like incident content: PostgreSQL stores no NULs
+        # (a JSON `\u0000` becomes one once parsed).
         value = answer.get(key)
-        return value.strip() if isinstance(value, str) else ""
+        return storable_text(value).strip() if isinstance(value, str) else ""
 
     if not text("action") or not text("reason"):
         raise ProviderError('the answer lacks a non-empty "action" or "reason"', raw=meta["raw"])

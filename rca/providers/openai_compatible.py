@@ -11,6 +11,7 @@ import json
 import time
 from typing import Any, cast
 
+from ingest.storable import storable_text
 from rca.providers.draft import Draft, ProviderError, draft_from_answer, parse_answer
 
 # --------------------------------------------------------------------------- OpenAI
@@ -71,7 +72,8 @@ class OpenAIProvider:
 
         usage = _usage(response)
         choices = getattr(response, "choices", None) or []
-        raw = (choices[0].message.content or "") if choices else ""
+        # Model output is untrusted text like incident content: PostgreSQL stores no NULs.
+        raw = storable_text((choices[0].message.content or "") if choices else "")
         answer = parse_answer(raw)
         return draft_from_answer(
             answer,

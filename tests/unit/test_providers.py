@@ -127,6 +127,16 @@ def test_good_json_answer_becomes_a_draft_with_usage_and_latency(httpserver):
     assert sent["response_format"] == {"type": "json_object"}
 
 
+def test_nul_characters_in_the_model_output_never_reach_the_draft(httpserver):
+    """PostgreSQL would refuse to store the suggestion; they become U+FFFD instead."""
+    answer = {**ANSWER, "action": "Set in_features\u0000 to 256."}
+    content = json.dumps(answer) + "\u0000"  # escaped in the JSON, and a raw one after it
+    server = ChatServer(httpserver, [_ok(content)])
+    draft = server.provider().suggest(MESSAGES)
+    assert "\x00" not in draft.action + draft.reason + draft.raw
+    assert draft.action == "Set in_features\ufffd to 256."
+
+
 def test_answer_in_a_json_fence_with_prose_is_parsed(httpserver):
     text = f"Looking at the frames...\n```json\n{json.dumps(ANSWER)}\n```\nGood luck."
     server = ChatServer(httpserver, [_ok(text)])
