@@ -1,13 +1,20 @@
-"""Make accepted text storable: PostgreSQL keeps neither NUL characters nor lone surrogates.
+"""Make accepted data storable: PostgreSQL keeps no NUL, lone surrogate, NaN or Infinity.
 
-Both are valid in JSON (`"\\u0000"`, `"\\ud800"`) and both turn up in real payloads (binary
-garbage in a log line, a truncated UTF-16 string), but a `text` or `jsonb` value holding
-one makes the whole INSERT fail. Replacing them with U+FFFD keeps every other byte the
-client sent and shows where something unreadable was, instead of refusing the incident.
+NUL and lone surrogates are valid in JSON (`"\\u0000"`, `"\\ud800"`) and turn up in real
+payloads (binary garbage in a log line, a truncated UTF-16 string), but a `text` or
+`jsonb` value holding one makes the whole INSERT fail. Replacing them with U+FFFD keeps
+every other byte the client sent and shows where something unreadable was, instead of
+refusing the incident.
+
+NaN and ±Infinity are what Python's `json.dumps` writes by default for a diverged loss
+or a missing reading, and `jsonb` has no such numbers.
+They are kept as the strings "NaN", "Infinity" and "-Infinity": for a training failure
+the NaN *is* the evidence, so it must not silently become null.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 REPLACEMENT = "\ufffd"
@@ -25,9 +32,11 @@ def storable_text(text: str) -> str:
 
 
 def storable(value: Any) -> Any:
-    """A copy of `value` (JSON-like data) whose every string, keys included, can be stored."""
+    """A copy of `value` (JSON-like data) whose strings (keys included) and numbers all store."""
     if isinstance(value, str):
         return storable_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, dict):
         return {
             storable_text(k) if isinstance(k, str) else k: storable(v) for k, v in value.items()

@@ -288,3 +288,24 @@ def test_nul_characters_and_lone_surrogates_are_stored_as_replacement_characters
     assert "x\ufffdy" in json.dumps(incident.logs, ensure_ascii=False)
     assert "half \ufffd pair" in json.dumps(incident.logs, ensure_ascii=False)
     assert incident.inference_context["note"] == "\ufffd"
+
+
+def test_nan_and_infinity_are_kept_as_text(live_server, tenant):
+    """What `json.dumps` writes for a diverged loss: accepted, and the evidence is kept."""
+    body = (
+        '{"service": "trainer", "message": "loss is NaN at step 1200",'
+        ' "tags": {"loss": NaN, "grad_norm": Infinity},'
+        ' "inference_context": {"model_id": "m", "lr_scale": -Infinity},'
+        ' "resource_impact": {"memoryDeltaMB": NaN}}'
+    )
+    resp = requests.post(
+        f"{live_server.url}/api/v1/incidents",
+        data=body.encode(),
+        headers={**tenant.auth, "Content-Type": "application/json"},
+        timeout=10,
+    )
+    assert resp.status_code == 202, resp.text
+    incident = Incident.objects.get(pk=resp.json()["incident_id"])
+    assert incident.tags == {"loss": "NaN", "grad_norm": "Infinity"}
+    assert incident.inference_context["lr_scale"] == "-Infinity"
+    assert incident.resource_impact == {"memory_delta_mb": "NaN"}

@@ -51,6 +51,7 @@ scalars = (
     | st.floats(allow_nan=True)
     | st.text(max_size=40)
     | st.sampled_from(["", "Traceback (most recent call last):", "4x256", "a\x00b", "\udc80"])
+    | st.sampled_from([float("nan"), float("inf"), float("-inf")])  # json.dumps writes them
 )
 json_values = st.recursive(
     scalars,
