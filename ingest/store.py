@@ -22,6 +22,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 import rca
+from ingest.bulk_insert import insert_rows
 from ingest.derive import Derived, derive
 from ingest.models import Incident, Issue, Project
 from ingest.scrubbing import scrub
@@ -196,7 +197,7 @@ def _store_prepared(project: Project, prepared: list[_Prepared], source: str) ->
                     new_issue=opened == "new",
                     regressed=opened == "regressed",
                 )
-            Incident.objects.bulk_create([s.incident for s in results.values()])
+            insert_rows([s.incident for s in results.values()])
             rca.enqueue_analyses([s.incident.pk for s in results.values()])
     out: list[Stored] = []
     for index, p in enumerate(prepared):
