@@ -6,7 +6,8 @@ of durably storing a request, with no validation, parsing, grouping or enqueuein
 
 Two ways in are measured: one incident per `POST /api/v1/incidents`, and the same
 payloads as `POST /api/v1/incidents/batch` requests of BENCH_BATCH incidents (what a
-buffering client sends). Every incident is scrubbed, parsed, grouped, stored and queued
+buffering client sends). The single path runs twice: with the analysis message published
+by the request itself (RCA_PUBLISH_IN_BACKGROUND=false) and by the background publisher. Every incident is scrubbed, parsed, grouped, stored and queued
 for analysis either way.
 """
 
@@ -63,7 +64,9 @@ def wait_http(url: str, timeout: float = 30) -> None:
     raise TimeoutError(url)
 
 
-def bench_http(items: list[dict], key: str, broker_url: str | None, batch: int) -> float:
+def bench_http(
+    items: list[dict], key: str, broker_url: str | None, batch: int, env: dict | None = None
+) -> float:
     """Incidents/s; `batch` > 1 sends them `batch` at a time to the batch endpoint.
 
     `batch` 0 measures the floor instead: as many `GET /healthz` (which touches nothing)
@@ -83,6 +86,7 @@ def bench_http(items: list[dict], key: str, broker_url: str | None, batch: int) 
             "RCA_RATE_LIMIT_PER_MINUTE": "6000000",
             "RCA_RATE_LIMIT_BURST": "100000",
             **({"CELERY_BROKER_URL": broker_url} if broker_url else {}),
+            **(env or {}),
         },
     )
     try:
@@ -171,9 +175,12 @@ def main() -> None:
     if _env.redis_reachable():
         brokers.append(("Redis broker", "redis://127.0.0.1:6379/14"))
     for name, url in brokers:
-        for batch in (1, BATCH):
-            http = bench_http(items, key, url, batch)
-            how = "one per request" if batch == 1 else f"batches of {batch}"
+        for how, batch, env in (
+            ("one per request, publishing inline", 1, {"RCA_PUBLISH_IN_BACKGROUND": "false"}),
+            ("one per request", 1, {}),
+            (f"batches of {BATCH}", BATCH, {}),
+        ):
+            http = bench_http(items, key, url, batch, env)
             print(
                 f"ingest over HTTP, {name}, {how}: {http:8.1f} incidents/s,"
                 f" ratio {http / raw:.2f} (target >= 0.5)"

@@ -10,10 +10,13 @@ Waiting longer here would only hold the web request hostage to the broker.
 from __future__ import annotations
 
 import logging
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
+
+from rca.publisher import CoalescingPublisher
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +60,23 @@ def publish_analyses(incident_ids: list[int]) -> bool:
     return publish(analyse_incidents, (incident_ids,))
 
 
+@cache
+def background() -> CoalescingPublisher:
+    """This process's publisher thread for ingest (see `rca/publisher.py`)."""
+    return CoalescingPublisher(publish_analyses)
+
+
 def publish_analyses_on_commit(incident_ids: list[int]) -> None:
-    """Publish once the current transaction commits; nothing if it rolls back."""
-    if incident_ids:
+    """Publish once the current transaction commits; nothing if it rolls back.
+
+    With RCA_PUBLISH_IN_BACKGROUND (the default) the request only hands the ids to the
+    background publisher; otherwise it publishes them itself before answering.
+    """
+    if not incident_ids:
+        return
+    if settings.RCA_PUBLISH_IN_BACKGROUND:
+        transaction.on_commit(partial(background().submit, incident_ids))
+    else:
         transaction.on_commit(partial(publish_analyses, incident_ids))
 
 

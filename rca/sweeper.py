@@ -14,8 +14,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-import rca
 from ingest.models import Incident
+from rca.enqueue import publish_analysis_on_commit
 
 Status = Incident.Analysis
 
@@ -53,7 +53,7 @@ def sweep(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
                 analysis_status=Status.PENDING, analysis_updated_at=timezone.now()
             )
             if moved:
-                rca.enqueue_analysis(incident_id)
+                publish_analysis_on_commit(incident_id)  # inline: this is the safety net
                 requeued.append(incident_id)
     return requeued
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -293,3 +294,21 @@ def test_every_incident_of_a_batch_is_analysed(live_server, tenant, celery_worke
     top = {a.incident_id: a.retrieved[0]["failure_class"] for a in Analysis.objects.all()}
     assert top[ids[0]] == top[ids[2]] == "matmul_shape_mismatch"
     assert top[ids[1]] != "matmul_shape_mismatch"
+
+
+@pytest.mark.parametrize("in_background", [True, False], ids=["background", "inline"])
+def test_concurrent_posts_are_all_analysed_however_the_message_is_published(
+    live_server, tenant, celery_worker, settings, in_background
+):
+    """Background: ids posted while a publish is in flight travel together in one message."""
+    settings.RCA_PUBLISH_IN_BACKGROUND = in_background
+    with ThreadPoolExecutor(6) as pool:
+        bodies = list(
+            pool.map(lambda b: post(live_server, tenant, shape_error(batch=b)), range(1, 13))
+        )
+    ids = [b["incident_id"] for b in bodies]
+    finished = wait_for(
+        lambda: all(done(i) for i in ids) and [done(i) for i in ids], timeout=120, interval=0.3
+    )
+    assert [i.analysis_status for i in finished] == ["done"] * 12, celery_worker.log()[-3000:]
+    assert Analysis.objects.filter(incident_id__in=ids).count() == 12
