@@ -7,8 +7,8 @@ of durably storing a request, with no validation, parsing, grouping or enqueuein
 Two ways in are measured: one incident per `POST /api/v1/incidents`, and the same
 payloads as `POST /api/v1/incidents/batch` requests of BENCH_BATCH incidents (what a
 buffering client sends). The single path runs twice: with the analysis message published
-by the request itself (RCA_PUBLISH_IN_BACKGROUND=false) and by the background publisher. Every incident is scrubbed, parsed, grouped, stored and queued
-for analysis either way.
+by the request itself (RCA_PUBLISH_IN_BACKGROUND=false) and by the background publisher.
+Every incident is scrubbed, parsed, grouped, stored and queued for analysis either way.
 """
 
 from __future__ import annotations
