@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from ingest.parsing.frames import Frame
 from rca.context import AnalysisContext, Evidence
 from rca.providers.draft import Draft
-from rca.providers.wording import ASIDE, first_sentence, incident_specifics, shorten, split_step
+from rca.providers.wording import (
+    drop_asides,
+    first_sentence,
+    incident_specifics,
+    shorten,
+    split_step,
+)
 from rca.tokens import tokenize
 from rca.validation import MAX_ACTION_CHARS, MAX_REASON_CHARS, validate
 
@@ -315,7 +321,7 @@ def _valid_wording(source: Evidence, step: str, ctx: AnalysisContext) -> tuple[s
     """The step as a suggestion that passes validation: as written, else without its
     parenthetical examples (which may name axes or sizes this incident does not have)."""
     action, reason = split_step(step)
-    variants = [(action, reason), (ASIDE.sub("", action), ASIDE.sub("", reason))]
+    variants = [(action, reason), (drop_asides(action), drop_asides(reason))]
     for variant_action, variant_reason in dict.fromkeys(variants):
         composed = compose(source, variant_action, variant_reason, ctx)
         draft = Draft(*composed, runbook=source.slug, confidence=0.0, provider="", model="")

@@ -14,8 +14,6 @@ from rca.validation import MAX_ACTION_CHARS
 _BOLD_ACTION = re.compile(r"^\*\*(?P<action>.+?)\*\*\s*(?:Reason:\s*(?P<reason>.*))?$", re.DOTALL)
 _SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+(?=[A-Z`(])")
 _LEADING_FILLER = re.compile(r"^(?:alternatively|or|also|optionally|then|instead)\b[,:]?\s*", re.I)
-ASIDE = re.compile(r"\s*\([^()]*\)")
-_LAST_ASIDE = re.compile(r"\s*\([^()]*\)(?=[^()]*$)")
 
 
 def split_step(step: str) -> tuple[str, str]:
@@ -39,14 +37,48 @@ def first_sentence(text: str, limit: int) -> str:
     return cut + "…"
 
 
+def _closing(text: str, start: int) -> int:
+    """Index of the ")" matching the "(" at `start`, or -1 when it is never closed."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return -1
+
+
+def aside_spans(text: str) -> list[tuple[int, int]]:
+    """Where the parenthetical asides are, each with the spaces before it.
+
+    An aside opens after a space and ends at its matching parenthesis, code inside and
+    all: ``(`x.permute(0, 3, 1, 2)` for batches)``. A call such as `x.size(0)` or
+    `backward()` has no space before its parenthesis; it is code, not an aside.
+    """
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while (i := text.find("(", i)) != -1:
+        end = _closing(text, i)
+        if end == -1:
+            break
+        if i > 0 and text[i - 1].isspace():
+            start = len(text[:i].rstrip())
+            spans.append((start, end + 1))
+        i = end + 1
+    return spans
+
+
+def drop_asides(text: str) -> str:
+    for start, end in reversed(aside_spans(text)):
+        text = text[:start] + text[end:]
+    return text
+
+
 def shorten(action: str) -> str:
     """Drop parenthetical asides (examples, commands) from the end of an over-long action
     until it fits the validator's limit; the step's wording stays otherwise intact."""
-    while len(action) > MAX_ACTION_CHARS:
-        cut = _LAST_ASIDE.sub("", action, count=1)
-        if cut == action:
-            break
-        action = cut
+    while len(action) > MAX_ACTION_CHARS and (asides := aside_spans(action)):
+        start, end = asides[-1]
+        action = action[:start] + action[end:]
     return action
 
 

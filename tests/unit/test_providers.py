@@ -555,3 +555,16 @@ def test_offline_leaves_the_alternative_out_when_the_reason_would_grow_too_long(
     first = full.partition(" If that does not apply: ")[0]
     monkeypatch.setattr(offline, "MAX_REASON_CHARS", len(full) - 1)
     assert OfflineProvider().suggest(_matmul_ctx()).reason == first
+
+
+def test_dropping_asides_keeps_the_parentheses_of_code():
+    from rca.providers.wording import drop_asides, shorten
+
+    action = "Call `scaler.unscale_()` and read `x.size(0)` before clipping (see the AMP notes)"
+    assert drop_asides(action) == "Call `scaler.unscale_()` and read `x.size(0)` before clipping"
+    nested = "Permute HWC to CHW (`x.permute(0, 3, 1, 2)` for batches) or use `ToTensor()`."
+    assert drop_asides(nested) == "Permute HWC to CHW or use `ToTensor()`."
+    long_action = action + " and then `model.eval()` " + "x" * 200 + " (an example)"
+    shortened = shorten(long_action)
+    assert "`x.size(0)`" in shortened and "`model.eval()`" in shortened
+    assert "(an example)" not in shortened and "(see the AMP notes)" not in shortened
