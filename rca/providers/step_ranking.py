@@ -208,6 +208,33 @@ def _terms(text: str) -> list[str]:
     return [token[:-1] if _ES_PLURAL.search(token) else token for token in tokenize(text)]
 
 
+#: Frames that load or move weights, and frames that run the model. Out of memory while
+#: only the former are on the stack means the weights themselves do not fit: precision,
+#: quantisation or placement fix it, running under no_grad or smaller batches cannot.
+_LOADING_FUNCTIONS = frozenset(
+    {"from_pretrained", "load_state_dict", "_load_from_state_dict", "to", "cuda", "_apply",
+     "load_checkpoint_and_dispatch", "dispatch_model", "load_model"}
+)  # fmt: skip
+_RUNNING_FUNCTIONS = frozenset(
+    {"forward", "_call_impl", "_wrapped_call_impl", "__call__", "generate", "backward",
+     "step", "predict", "run", "decode", "encode", "sample"}
+)  # fmt: skip
+_WEIGHTS_FIT_WORDS = ["torch_dtype", "float16", "bfloat16", "quantiz", "load_in_8bit",
+                      "load_in_4bit", "device_map"]  # fmt: skip
+_OOM = re.compile(r"out of memory|OutOfMemoryError|OOM when allocating", re.IGNORECASE)
+
+
+def _loading_oom_words(ctx: AnalysisContext) -> list[str]:
+    """When the GPU ran out of memory while weights were loaded or moved, the words of a
+    fix that makes them fit; else nothing."""
+    if not _OOM.search(f"{ctx.error_type} {ctx.message}"):
+        return []
+    functions = {str(frame.get("function") or "") for frame in ctx.frames}
+    if functions & _LOADING_FUNCTIONS and not functions & _RUNNING_FUNCTIONS:
+        return _WEIGHTS_FIT_WORDS
+    return []
+
+
 _GENERIC_TENSOR_WORDS = frozenset({"weight", "bias", "model", "module", "tensor", "input"})
 
 
@@ -265,7 +292,9 @@ def _incident(ctx: AnalysisContext) -> _Incident:
     add(" ".join(str(v) for v in context.values() if isinstance(v, str | int | float)), 1.0)
     diffs = list(ctx.shape_diff)
     facts = frozenset(
-        _terms(" ".join(_shape_words(diffs) + _key_prefix_words(message))) + _tensor_words(diffs)
+        _terms(" ".join(_shape_words(diffs) + _key_prefix_words(message)))
+        + _tensor_words(diffs)
+        + _loading_oom_words(ctx)
     )
 
     whole = _whole_words("\n".join(texts))
@@ -389,6 +418,8 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
         named = {_FRAMEWORKS[w] for w in words if w in _FRAMEWORKS}
         if named & incident.frameworks:
             score += FRAMEWORK_WEIGHT
+        elif named and incident.frameworks:  # written for another framework than this one's
+            score -= FRAMEWORK_WEIGHT
         if _names_fact(own, incident.facts):
             score += FACT_WEIGHT
         elif _names_fact(candidate.reason_tokens, incident.facts):

@@ -568,3 +568,48 @@ def test_dropping_asides_keeps_the_parentheses_of_code():
     shortened = shorten(long_action)
     assert "`x.size(0)`" in shortened and "`model.eval()`" in shortened
     assert "(an example)" not in shortened and "(see the AMP notes)" not in shortened
+
+
+_OLD_OOM = (
+    "CUDA out of memory. Tried to allocate 500.00 MiB (GPU 0; 23.69 GiB total capacity;"
+    " 22.91 GiB already allocated; 218.56 MiB free; 22.92 GiB reserved in total by PyTorch)"
+)
+
+
+def test_offline_makes_the_weights_fit_when_memory_ran_out_while_loading_them():
+    """Only loading frames on the stack: no_grad or a smaller batch cannot help."""
+    modeling = "/srv/.venv/lib/python3.11/site-packages/transformers/modeling_utils.py"
+    ctx = AnalysisContext(
+        error_type="torch.cuda.OutOfMemoryError",
+        message=_OLD_OOM,
+        frames=[
+            _frame(
+                "/srv/chat/server.py",
+                "load",
+                'model = AutoModelForCausalLM.from_pretrained(name).to("cuda")',
+            ),
+            _frame(modeling, "to", "return super().to(*args, **kwargs)", False),
+        ],
+        evidence=_evidence(("cuda-oom-inference", 1.4), ("cuda-oom-training", 1.3)),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert "half precision" in draft.action or "quantiz" in draft.action, draft.action
+    assert validate(draft, ctx).ok
+
+
+def test_offline_does_not_offer_another_frameworks_step():
+    """A transformers server's OOM while loading: the diffusers step (half precision and
+    offload, which fits the loading) is not for it."""
+    ctx = AnalysisContext(
+        error_type="torch.cuda.OutOfMemoryError",
+        message=_OLD_OOM,
+        frames=[
+            _frame(
+                "/srv/chat/server.py", "load", "model = AutoModelForCausalLM.from_pretrained(n)"
+            ),
+            _frame("/srv/.venv/site-packages/transformers/modeling_utils.py", "to", "x", False),
+        ],
+        evidence=_evidence(("cuda-oom-diffusers-pipeline", 1.4), ("cuda-oom-inference", 1.35)),
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert "diffusers" not in draft.action, draft.action
