@@ -265,3 +265,28 @@ def test_two_workers_at_once_never_analyse_an_incident_twice(
     by_second = len(ANALYSED.findall(second.log()))
     assert by_first > 0 and by_second > 0, (by_first, by_second)
     assert by_first + by_second >= 50
+
+
+def test_a_broker_that_stops_answering_never_holds_an_ingest_request(live_server, tenant, settings):
+    """The broker accepts connections and never answers (a hung Redis). Publishing happens
+    after the response, so requests still answer at once; the sweeper sends the ids later."""
+    from rca.enqueue import background
+    from webapp.celery import app
+
+    settings.RCA_PUBLISH_IN_BACKGROUND = True
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)  # connections complete in the backlog; nothing ever reads them
+    saved_options = app.conf.broker_transport_options
+    # Longer than `post`'s 5 s timeout: a request that published itself would fail here.
+    app.conf.broker_transport_options = {"socket_timeout": 30, "socket_connect_timeout": 30}
+    try:
+        with _celery_broker(f"redis://127.0.0.1:{silent.getsockname()[1]}/0"):
+            ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 6)]
+            assert set(statuses(ids).values()) == {"pending"}
+            silent.close()  # the hung connections are reset: the stuck publish gives up
+            assert background().flush(60)
+    finally:
+        silent.close()
+        app.conf.broker_transport_options = saved_options
+    assert set(statuses(ids).values()) == {"pending"}  # kept for the sweeper, not lost
