@@ -51,6 +51,29 @@ def _release_broker_connections(app) -> None:
     sqlalchemy.Channel._engines.clear()
 
 
+#: Fixtures that run a worker for the test: with them, posted incidents are analysed.
+RUNS_A_WORKER = frozenset({"celery_worker", "redis"})
+
+
+@pytest.fixture(autouse=True)
+def _analyses_only_where_a_worker_runs(request, monkeypatch) -> None:
+    """Tests that run no worker of their own do not queue analyses.
+
+    The session's worker outlives each test. An incident posted by a test that does not
+    care about its analysis would be analysed while pytest-django truncates the tables
+    behind that test, and the TRUNCATE deadlocks with the analysis' inserts (seen in CI).
+    Tests with a worker (`celery_worker`, a private `redis` one) and tests of publishing
+    itself (`@pytest.mark.queues_analyses`) keep the real path.
+    """
+    if RUNS_A_WORKER & set(request.fixturenames) or request.node.get_closest_marker(
+        "queues_analyses"
+    ):
+        return
+    import rca
+
+    monkeypatch.setattr(rca, "enqueue_analyses", lambda incident_ids: None)
+
+
 @pytest.fixture(scope="session")
 def celery_worker(broker_url, tmp_path_factory):
     """One real `celery worker` process for the whole session, on the test database."""

@@ -267,6 +267,7 @@ def test_two_workers_at_once_never_analyse_an_incident_twice(
     assert by_first + by_second >= 50
 
 
+@pytest.mark.queues_analyses
 def test_a_broker_that_stops_answering_never_holds_an_ingest_request(live_server, tenant, settings):
     """The broker accepts connections and never answers (a hung Redis). Publishing happens
     after the response, so requests still answer at once; the sweeper sends the ids later."""

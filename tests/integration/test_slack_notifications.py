@@ -18,7 +18,6 @@ from django.db import connection
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-import rca
 from ingest.models import Issue, Project
 from ingest.store import store_incident
 from rca import notify
@@ -108,7 +107,7 @@ def slack_worker(broker_url, tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _slack_settings(settings, monkeypatch, slack_worker):
+def _slack_settings(settings, slack_worker):
     """The test process decides digests and validates URLs: same settings as the worker."""
     settings.RCA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
     settings.RCA_SLACK_MAX_ATTEMPTS = MAX_ATTEMPTS
@@ -117,9 +116,7 @@ def _slack_settings(settings, monkeypatch, slack_worker):
     settings.RCA_SLACK_DIGEST_THRESHOLD = THRESHOLD
     settings.RCA_SLACK_DIGEST_WINDOW_MINUTES = WINDOW_MINUTES
     settings.SLACK_WEBHOOK_URL = ""
-    # Analysis is not under test here: the pipeline's own tests cover it.
-    # (`ingest.store` queues through `enqueue_analyses`, the one-id form included.)
-    monkeypatch.setattr(rca, "enqueue_analyses", lambda incident_ids: None)
+    # Analysis is not under test here (no session worker): tests/conftest.py turns it off.
 
 
 @pytest.fixture
