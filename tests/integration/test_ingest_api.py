@@ -30,6 +30,16 @@ def post(live_server, tenant, payload, **headers):
     )
 
 
+def post_raw(live_server, tenant, body: str | bytes):
+    """A JSON body as written, for what `json=` would refuse or rewrite (NaN, \u0000)."""
+    return requests.post(
+        f"{live_server.url}/api/v1/incidents",
+        data=body.encode() if isinstance(body, str) else body,
+        headers={**tenant.auth, "Content-Type": "application/json"},
+        timeout=10,
+    )
+
+
 def test_incident_is_accepted_parsed_and_readable(live_server, tenant):
     resp = post(live_server, tenant, shape_error(batch=4))
     assert resp.status_code == 202, resp.text
@@ -257,12 +267,7 @@ def test_openapi_and_docs_are_served(live_server):
 
 def test_deeply_nested_json_is_400_not_500(live_server, tenant):
     body = b'{"service": "s", "message": "m", "tags": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
-    resp = requests.post(
-        f"{live_server.url}/api/v1/incidents",
-        data=body,
-        headers={**tenant.auth, "Content-Type": "application/json"},
-        timeout=10,
-    )
+    resp = post_raw(live_server, tenant, body)
     assert resp.status_code == 400, resp.text[:300]
 
 
@@ -275,12 +280,7 @@ def test_nul_characters_and_lone_surrogates_are_stored_as_replacement_characters
         ' "logs": ["x\\u0000y", {"msg": "half \\ud800 pair"}],'
         ' "inference_context": {"model_id": "m", "note": "\\udfff"}}'
     )
-    resp = requests.post(
-        f"{live_server.url}/api/v1/incidents",
-        data=body.encode(),
-        headers={**tenant.auth, "Content-Type": "application/json"},
-        timeout=10,
-    )
+    resp = post_raw(live_server, tenant, body)
     assert resp.status_code == 202, resp.text
     incident = Incident.objects.get(pk=resp.json()["incident_id"])
     assert incident.message == "bad\ufffdbyte"
@@ -298,12 +298,7 @@ def test_nan_and_infinity_are_kept_as_text(live_server, tenant):
         ' "inference_context": {"model_id": "m", "lr_scale": -Infinity},'
         ' "resource_impact": {"memoryDeltaMB": NaN}}'
     )
-    resp = requests.post(
-        f"{live_server.url}/api/v1/incidents",
-        data=body.encode(),
-        headers={**tenant.auth, "Content-Type": "application/json"},
-        timeout=10,
-    )
+    resp = post_raw(live_server, tenant, body)
     assert resp.status_code == 202, resp.text
     incident = Incident.objects.get(pk=resp.json()["incident_id"])
     assert incident.tags == {"loss": "NaN", "grad_norm": "Infinity"}
