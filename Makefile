@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint bench clean
+.PHONY: help install run test test-tools lint bench clean
 
 help: ## show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -25,7 +25,19 @@ install: $(STAMP) ## create .venv and install everything (torch CPU first)
 run: $(STAMP) ## start database, worker and web server on 127.0.0.1:$${PORT:-8000}
 	exec $(PY) manage.py run
 
-test: $(STAMP) ## run the whole test suite (unit, integration, browser)
+# Debian packages the tests drive: chromium (browser tests), docker-compose (compose file check)
+TEST_TOOLS := chromium docker-compose
+
+test-tools: ## install the browser and compose checker the tests use (apt, as root)
+	@missing=""; for t in $(TEST_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing with apt:$$missing"; apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "make test needs:$$missing -- run: sudo apt-get install -y$$missing"; exit 1; fi; \
+	fi
+
+test: $(STAMP) test-tools ## run the whole test suite (unit, integration, browser)
 	@# a cluster of its own, so tests never touch (or stop) the `make run` database
 	RCA_DATA_DIR=$(CURDIR)/.data/test $(PY) -m pytest
 
