@@ -109,6 +109,10 @@ class Incident(models.Model):
         max_length=10, choices=Analysis.choices, default=Analysis.PENDING
     )
     analysis_updated_at = models.DateTimeField(auto_now_add=True)
+    # Claims so far (each counts, finished or not); at RCA_ANALYSIS_MAX_ATTEMPTS the incident
+    # is `failed` for good until a responder re-analyses it (which resets the count).
+    analysis_attempts = models.PositiveSmallIntegerField(default=0)
+    analysis_error = models.TextField(blank=True)  # the last failed attempt's error, ours
     # What this occurrence did to its issue: opened it ("new"), reopened a resolved one
     # ("regressed") or nothing (""). Notifications key off it; ingest only records the fact.
     opened_issue = models.CharField(max_length=10, blank=True)
@@ -124,6 +128,11 @@ class Incident(models.Model):
                 fields=["analysis_status", "analysis_updated_at"],
                 name="incident_analysis_stuck",
                 condition=Q(analysis_status__in=["pending", "analyzing"]),
+            ),
+            models.Index(
+                fields=["project"],
+                name="incident_analysis_failed",
+                condition=Q(analysis_status="failed"),
             ),
         ]
 
