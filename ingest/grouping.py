@@ -10,42 +10,58 @@ its run-specific values stripped out.
 from __future__ import annotations
 
 import hashlib
-import re
+from collections.abc import Callable
 from typing import Any
 
+from ingest.linear_regex import LinearMatch, LinearPattern
+from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 
 MAX_TITLE = 200
-_TYPE_PREFIX = re.compile(r"^\s*[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\s*:\s*")
+_TYPE_PREFIX = linear(r"^\s*[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\s*:\s*")
 _DEFAULT_MARKERS = {"{{ default }}", "{{default}}"}
 
 # Order matters: specific forms are replaced before the digits inside them are.
-_NORMALISERS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"(?:torch\.)?Size\(\[[^\]]*\]\)|TensorShape\(\[[^\]]*\]\)"), "<shape>"),
+# RE2 has no lookaround, so the two rules that needed it are spelt differently:
+# a path keeps the character before it (group ``pre``) instead of a lookbehind, and a hex
+# id is any hex run whose replacement is decided by ``_hex_id`` instead of lookaheads.
+_Replacement = str | Callable[[LinearMatch], str]
+
+
+def _hex_id(match: LinearMatch) -> str:
+    """Hex runs that mix digits and letters are ids (commit hashes, object ids)."""
+    run = str(match[0])
+    mixed = any(c.isdigit() for c in run) and any(not c.isdigit() for c in run)
+    return "<id>" if mixed else run
+
+
+_NORMALISERS: list[tuple[LinearPattern, _Replacement]] = [
+    (linear(r"(?:torch\.)?Size\(\[[^\]]*\]\)|TensorShape\(\[[^\]]*\]\)"), "<shape>"),
     (
-        re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I),
+        linear(
+            r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", ignore_case=True
+        ),
         "<uuid>",
     ),
-    (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|bytes|B)\b"), "<mem>"),
-    (re.compile(r"\b(cuda|gpu|xpu|npu|hpu|mps|rank):\s?\d+\b", re.I), r"\1"),
-    (re.compile(r"[A-Za-z]:\\[^\s'\"(),]+"), "<path>"),
-    (re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?(?:/[\w.@+\-]+){2,}/?"), "<path>"),
-    (re.compile(r"\(\s*\d+(?:\s*x\s*\d+)+\s*\)|\b\d+(?:x\d+)+\b"), "<shape>"),
-    (re.compile(r"\[\s*(?:-?\d+|None)?(?:\s*,\s*(?:-?\d+|None))*\s*,?\s*\]"), "<shape>"),
-    (re.compile(r"\(\s*(?:-?\d+|None)\s*,(?:\s*(?:-?\d+|None)\s*,?)*\s*\)"), "<shape>"),
+    (linear(r"\b0x[0-9a-f]+\b", ignore_case=True), "<hex>"),
+    (linear(r"\b\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|bytes|B)\b"), "<mem>"),
+    (linear(r"\b(cuda|gpu|xpu|npu|hpu|mps|rank):\s?\d+\b", ignore_case=True), r"\1"),
+    (linear(r"[A-Za-z]:\\[^\s'\"(),]+"), "<path>"),
+    (linear(r"(?P<pre>^|[^\w:/.])(?:~|\.{1,2})?(?:/[\w.@+\-]+){2,}/?"), r"\g<pre><path>"),
+    (linear(r"\(\s*\d+(?:\s*x\s*\d+)+\s*\)|\b\d+(?:x\d+)+\b"), "<shape>"),
+    (linear(r"\[\s*(?:-?\d+|None)?(?:\s*,\s*(?:-?\d+|None))*\s*,?\s*\]"), "<shape>"),
+    (linear(r"\(\s*(?:-?\d+|None)\s*,(?:\s*(?:-?\d+|None)\s*,?)*\s*\)"), "<shape>"),
     (
-        re.compile(
+        linear(
             r"\b(?:torch\.|np\.|numpy\.|tf\.|jnp\.)?(?:b?float(?:8\w*|16|32|64)|bf16"
             r"|fp(?:4|8|16|32)|u?int(?:4|8|16|32|64)|complex(?:64|128)|half|double)\b",
-            re.I,
+            ignore_case=True,
         ),
         "<dtype>",
     ),
-    # Hex ids (commit hashes, object ids): hex runs that mix digits and letters.
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b", re.I), "<id>"),
-    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
-    (re.compile(r"\s+"), " "),
+    (linear(r"\b[0-9a-f]{6,}\b", ignore_case=True), _hex_id),
+    (linear(r"\d+(?:\.\d+)*"), "<n>"),
+    (linear(r"\s+"), " "),
 ]
 
 
@@ -67,7 +83,7 @@ def _short_type(error_type: Any) -> str:
 
 
 def _basename(filename: str) -> str:
-    return re.split(r"[\\/]", filename)[-1]
+    return filename.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _frame_key(frame: Any) -> str:

@@ -9,12 +9,14 @@ needs them is rewritten (or the work is done in plain Python over a capped input
 ``compile`` raises :class:`UnsupportedPattern` instead of silently falling back to
 ``re`` -- there is no fallback policy, by design.
 
-Semantics differ from ``re`` in a few documented ways that callers rely on knowingly:
+RE2 reads ``\\d``, ``\\w`` and ``\\s`` as ASCII classes; ``compile`` rewrites them to the
+Unicode classes ``re`` uses (so a no-break space is still a space and ``josé`` still a
+word), and ``\\Z`` to RE2's ``\\z``. What remains different, knowingly:
 
-- ``\\d``, ``\\w``, ``\\s`` and ``\\b`` are ASCII-only (``re`` uses Unicode classes).
-  Incident text is overwhelmingly ASCII; a non-ASCII digit is simply not a number here.
+- ``\\b`` is an ASCII word boundary (RE2 has no Unicode one): ``é1`` has a boundary
+  between its characters here.
 - ``$`` without ``multiline`` matches only at the very end (``re`` also matches before
-  a final newline); ``\\Z`` is spelt ``\\z``.
+  a final newline); callers match lines, or strip the text first.
 - Flags are keyword arguments; ``re.VERBOSE`` does not exist.
 
 Memory is bounded too: each pattern's automaton may use at most :data:`MAX_MEM` bytes;
@@ -48,6 +50,63 @@ class LinearMatch(Protocol):
     def end(self, group: int = 0) -> int: ...
     def span(self, group: int = 0) -> tuple[int, int]: ...
     def __getitem__(self, group: int | str) -> str | None: ...
+
+
+# What ``re`` means by \d, \w and \s on str (isdecimal, isalnum or "_", isspace).
+_DIGIT = r"\p{Nd}"
+_WORD = r"\p{L}\p{N}_"
+_SPACE = r"\s\x{1c}-\x{1f}\x{85}\p{Z}"
+_OUTSIDE = {
+    "d": _DIGIT,
+    "D": r"\P{Nd}",
+    "w": f"[{_WORD}]",
+    "W": f"[^{_WORD}]",
+    "s": f"[{_SPACE}]",
+    "S": f"[^{_SPACE}]",
+    "Z": r"\z",
+}
+_INSIDE = {"d": _DIGIT, "w": _WORD, "s": _SPACE}
+
+
+def _python_classes(pattern: str) -> str:
+    """Rewrite ``re``'s Unicode shorthands into RE2 syntax; refuse what cannot be kept.
+
+    A negated shorthand inside a class (``[\\S]``) has no RE2 spelling that keeps the
+    Unicode meaning, so it is refused rather than silently narrowed.
+    """
+    out: list[str] = []
+    in_class = False
+    class_start = -1
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escaped = pattern[i + 1]
+            table = _INSIDE if in_class else _OUTSIDE
+            if escaped in table:
+                out.append(table[escaped])
+            elif in_class and escaped in "DWS":
+                raise UnsupportedPattern(
+                    f"\\{escaped} inside [...] cannot keep its Unicode meaning in RE2; "
+                    "use a negated class instead"
+                )
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if not in_class and char == "[":
+            in_class = True
+            class_start = i + 1
+            if pattern.startswith("^", class_start):
+                class_start += 1
+                out.append("[^")
+                i += 2
+                continue
+        elif in_class and char == "]" and i != class_start:
+            in_class = False
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def _safe(text: str) -> str:
@@ -124,7 +183,8 @@ def compile(  # noqa: A001 - mirrors re.compile on purpose
     options = re2.Options()
     options.max_mem = MAX_MEM
     options.log_errors = False
-    source = f"(?{flags}){pattern}" if flags else pattern
+    body = _python_classes(pattern)
+    source = f"(?{flags}){body}" if flags else body
     try:
         regexp = re2.compile(source, options)
     except re2.error as error:
