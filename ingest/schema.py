@@ -45,6 +45,8 @@ class FrameIn(_In):
 
 class ExceptionIn(_In):
     type: Short = ""
+    # Where the type lives, when it is not part of its name: a .NET assembly, a Go package.
+    module: Short | None = None
     message: Annotated[str, Field(max_length=MAX_MESSAGE)] = ""
     frames: Annotated[list[FrameIn], Field(max_length=500)] = []
     relation: Annotated[str, Field(pattern="^(cause|context)$")] | None = None

@@ -24,6 +24,7 @@ from django.utils import timezone
 import rca
 from ingest.bulk_insert import insert_rows
 from ingest.derive import Derived, derive
+from ingest.event_ids import normalise_event_id
 from ingest.models import Incident, Issue, Project
 from ingest.scrubbing import scrub
 from ingest.storable import storable
@@ -62,6 +63,8 @@ def _occurred_at(value: Any) -> datetime:
 
 def _prepare(payload: dict[str, Any], idempotency_key: str | None) -> _Prepared:
     client_id = payload.get("event_id") or idempotency_key
+    if client_id:
+        client_id = normalise_event_id(str(client_id))
     payload = storable(payload)
     clean = scrub(payload) if settings.RCA_SCRUB else payload
     return _Prepared(

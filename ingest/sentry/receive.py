@@ -10,7 +10,7 @@ from django.conf import settings
 
 from ingest import ratelimit
 from ingest.models import Project
-from ingest.schema import IncidentIn
+from ingest.sentry.accept import accept_events
 from ingest.sentry.auth import public_key_from_request
 from ingest.sentry.envelope import (
     EnvelopeError,
@@ -18,7 +18,6 @@ from ingest.sentry.envelope import (
     decode_body,
     parse_envelope,
 )
-from ingest.sentry.mapping import event_to_incident
 from ingest.store import store_incidents
 
 
@@ -86,14 +85,9 @@ def receive(
     if not limit.allowed:
         raise SentryRefused(429, [], "rate limit exceeded", retry_after=limit.retry_after)
 
-    received = Received()
-    payloads = []
-    for index, event in enumerate(events):
-        mapped = event_to_incident(event)
-        try:
-            payloads.append(IncidentIn.model_validate(mapped).payload())
-        except ValueError as exc:
-            received.rejected.append({"item": index, "msg": str(exc)[:500]})
-    stored = store_incidents(project, payloads, source="sentry")
-    received.event_ids = [one.incident.event_id for one in stored]
-    return received
+    accepted = accept_events(events, header.get("event_id"))
+    if accepted.rejected and not accepted.payloads:
+        reasons = "; ".join(f"event {r['item']}: {r['msg']}" for r in accepted.rejected)
+        raise SentryRefused(400, ["body", "event"], f"nothing stored: {reasons}"[:1000])
+    stored = store_incidents(project, accepted.payloads, source="sentry")
+    return Received([one.incident.event_id for one in stored], accepted.rejected)

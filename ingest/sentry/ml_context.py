@@ -1,0 +1,85 @@
+"""What an ML service's Sentry event says about its model, run and hardware.
+
+The JSON API takes these as ``inference_context`` and ``resource_impact``; a service on a
+Sentry SDK says the same with ``set_context("inference", {...})``, a ``model`` context,
+the SDK's own ``gpu`` context, or plain tags (``model``, ``model_version``, ``gpu``).
+All of them land in the same fields, so the incident's ``model_id`` (and the issue's)
+is the same whichever way the service reported. A structured context wins over a tag.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ingest.sentry.values import as_dict, count, first, number, text
+
+MAX_SHORT = 255
+
+# field -> names accepted in ``contexts.inference`` (camelCase as the JSON API takes it)
+_INFERENCE_TEXT = {
+    "model_id": ("model_id", "modelId"),
+    "model_version": ("model_version", "modelVersion"),
+    "input_hash": ("input_hash", "inputHash"),
+    "quantization": ("quantization",),
+    "device": ("device",),
+    "framework": ("framework",),
+    "framework_version": ("framework_version", "frameworkVersion"),
+}
+_INFERENCE_INT = {"batch_size": ("batch_size", "batchSize"), "seq_len": ("seq_len", "seqLen")}
+# field -> names accepted in a ``model`` context
+_MODEL_CONTEXT = {"model_id": ("id", "model_id", "name"), "model_version": ("version",)}
+# field -> tag names, as services tag their events
+_TAGS = {
+    "model_id": ("model_id", "model.id", "model", "model.name", "model_name"),
+    "model_version": ("model_version", "model.version"),
+    "device": ("device", "gpu", "gpu.name"),
+    "quantization": ("quantization",),
+    "framework": ("framework",),
+    "framework_version": ("framework_version",),
+    "batch_size": ("batch_size",),
+    "seq_len": ("seq_len",),
+}
+# field -> (accepted names, lowest, highest)
+_RESOURCE = {
+    "cpu_peak_percent": (("cpu_peak_percent", "cpuPeakPercent"), 0, 100_000),
+    "memory_delta_mb": (("memory_delta_mb", "memoryDeltaMB", "memoryDeltaMb"), -math.inf, math.inf),
+    "gpu_memory_used_mb": (("gpu_memory_used_mb", "gpuMemoryUsedMB"), 0, math.inf),
+    "gpu_util_percent": (("gpu_util_percent", "gpuUtilPercent"), 0, 100),
+}
+
+
+def _put(context: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``key`` once, from the first source that has a usable value for it."""
+    if key in context:
+        return
+    if key in _INFERENCE_INT:
+        if (found := count(value)) is not None:
+            context[key] = found
+    elif found_text := text(value, MAX_SHORT).strip():
+        context[key] = found_text
+
+
+def inference_context(contexts: dict, tags: dict[str, str]) -> dict[str, Any]:
+    """``inference_context`` from contexts (inference, model, gpu) and then tags."""
+    context: dict[str, Any] = {}
+    inference = as_dict(contexts.get("inference"))
+    for key, aliases in {**_INFERENCE_TEXT, **_INFERENCE_INT}.items():
+        _put(context, key, first(inference, aliases))
+    model = as_dict(contexts.get("model"))
+    for key, aliases in _MODEL_CONTEXT.items():
+        _put(context, key, first(model, aliases))
+    _put(context, "device", as_dict(contexts.get("gpu")).get("name"))
+    for key, names in _TAGS.items():
+        _put(context, key, first(tags, names))
+    return context
+
+
+def resource_impact(contexts: dict) -> dict[str, float]:
+    raw = as_dict(contexts.get("resource"))
+    impact = {}
+    for key, (aliases, lowest, highest) in _RESOURCE.items():
+        value = number(first(raw, aliases))
+        if value is not None and lowest <= value <= highest:
+            impact[key] = value
+    return impact
