@@ -12,6 +12,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from ingest import keys, ratelimit
+from ingest.api_parser import DepthLimitedParser, too_deep_cause
 from ingest.batch import ITEMS_LOC, accept_batch, max_items
 from ingest.errors import detail, error_response
 from ingest.models import ApiKey, Incident, Issue
@@ -37,6 +38,7 @@ api = NinjaAPI(
     auth=BearerKey(),
     docs_url="/docs",
     openapi_url="/openapi.json",
+    parser=DepthLimitedParser(),
 )
 
 
@@ -60,6 +62,8 @@ def _unauthorised(request: HttpRequest, exc: AuthenticationError) -> JsonRespons
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> JsonResponse:
+    if (deep := too_deep_cause(exc)) is not None:
+        return error_response(400, deep.loc, str(deep))
     return error_response(exc.status_code, [], str(exc))
 
 

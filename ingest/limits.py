@@ -12,6 +12,16 @@ from ingest.errors import error_response
 JSON_PATHS = ("/api/v1/",)
 BATCH_PATH = "/api/v1/incidents/batch"
 SENTRY_MARKERS = ("/envelope/", "/store/")
+OVER_LIMIT = "rca.body_over_limit"  # set by ingest.request_body on a chunked body cut short
+
+
+def body_limit(path: str) -> int:
+    """The most bytes a request body to ``path`` may have as sent."""
+    if path == BATCH_PATH:
+        return settings.RCA_MAX_BATCH_BODY_BYTES
+    if path.endswith("/envelope/") and not path.startswith(JSON_PATHS):
+        return settings.RCA_SENTRY_MAX_ENVELOPE_BYTES
+    return settings.RCA_MAX_BODY_BYTES
 
 
 class IngestLimitsMiddleware:
@@ -29,11 +39,9 @@ class IngestLimitsMiddleware:
 
     @staticmethod
     def _check(request: HttpRequest) -> HttpResponse | None:
-        limit = (
-            settings.RCA_MAX_BATCH_BODY_BYTES
-            if request.path == BATCH_PATH
-            else settings.RCA_MAX_BODY_BYTES
-        )
+        limit = body_limit(request.path)
+        if request.META.get(OVER_LIMIT):
+            return error_response(413, ["body"], f"body is larger than the limit of {limit} bytes")
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:

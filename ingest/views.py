@@ -14,10 +14,23 @@ def _handle(request: HttpRequest, project_id: int, kind: str) -> JsonResponse:
     try:
         result = receive(project_id, kind, request.body, request.headers, request.GET)
     except SentryRefused as refused:
-        extra = {"Retry_After": str(refused.retry_after)} if refused.retry_after else {}
+        extra = {}
+        if refused.retry_after:  # X-Sentry-Rate-Limits: <retry_after>:<categories>:<scope>
+            # (no categories = all of them) is what current SDKs read to back off.
+            extra = {
+                "Retry_After": str(refused.retry_after),
+                "X_Sentry_Rate_Limits": f"{refused.retry_after}::project",
+            }
         return error_response(refused.status, refused.loc, refused.msg, **extra)
     first = result.event_ids[0] if result.event_ids else None
-    return JsonResponse({"id": first, "ids": result.event_ids, "rejected": result.rejected})
+    return JsonResponse(
+        {
+            "id": first,
+            "ids": result.event_ids,
+            "rejected": result.rejected,
+            "dropped": result.dropped,
+        }
+    )
 
 
 @csrf_exempt

@@ -159,7 +159,14 @@ SESSION_COOKIE_HTTPONLY = True
 RCA_MAX_BODY_BYTES = env.int("RCA_MAX_BODY_BYTES", default=1024 * 1024)
 RCA_MAX_BATCH = env.int("RCA_MAX_BATCH", default=200)
 RCA_MAX_BATCH_BODY_BYTES = env.int("RCA_MAX_BATCH_BODY_BYTES", default=16 * 1024 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(RCA_MAX_BODY_BYTES, RCA_MAX_BATCH_BODY_BYTES) + 1024
+# Sentry endpoints, as Relay limits them: the envelope (as sent and once decompressed) and
+# each item in it (an event, an attachment; a store body is one item). An item over its
+# limit is dropped and counted; the rest of the envelope is kept.
+RCA_SENTRY_MAX_ENVELOPE_BYTES = env.int("RCA_SENTRY_MAX_ENVELOPE_BYTES", default=20 * 1024 * 1024)
+RCA_SENTRY_MAX_ITEM_BYTES = env.int("RCA_SENTRY_MAX_ITEM_BYTES", default=1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = (
+    max(RCA_MAX_BODY_BYTES, RCA_MAX_BATCH_BODY_BYTES, RCA_SENTRY_MAX_ENVELOPE_BYTES) + 1024
+)
 RCA_RATE_LIMIT_PER_MINUTE = env.float("RCA_RATE_LIMIT_PER_MINUTE", default=6000)
 RCA_RATE_LIMIT_BURST = env.float("RCA_RATE_LIMIT_BURST", default=500)
 RCA_SCRUB = env.bool("RCA_SCRUB", default=True)

@@ -5,4 +5,9 @@ import os
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
-application = get_wsgi_application()
+django_application = get_wsgi_application()
+
+from ingest.request_body import ChunkedBodyMiddleware  # noqa: E402 - needs settings loaded
+
+# Chunked bodies (Node's Sentry SDK) get a length Django understands, within the limit.
+application = ChunkedBodyMiddleware(django_application)

@@ -9,117 +9,54 @@ See https://develop.sentry.dev/sdk/data-model/envelopes/ for the format.
 from __future__ import annotations
 
 import json
-import zlib
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from ingest import content_encoding
+from ingest.json_depth import TooDeep, check_depth
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
-_CHUNK = 64 * 1024
 
 
 class EnvelopeError(ValueError):
     """The body is not an envelope we can read; the message says why, for the 400 answer."""
+
+    def __init__(self, msg: str, loc: list[str | int] | None = None) -> None:
+        super().__init__(msg)
+        self.loc: list[str | int] = loc if loc is not None else ["body"]
 
 
 class EnvelopeTooLarge(EnvelopeError):
     """The body passes ``max_bytes`` (before or after decompression): a 413, not a 400."""
 
 
-def _too_large(max_bytes: int) -> EnvelopeError:
-    return EnvelopeTooLarge(f"envelope is larger than {max_bytes} bytes once decompressed")
-
-
-def _inflate(body: bytes, wbits: int, max_bytes: int, name: str) -> bytes:
-    """Decompress zlib-family data without ever holding more than ``max_bytes`` of output.
-
-    ``max_length`` bounds each step, so a zip bomb costs us ``max_bytes`` at most.
-    Concatenated gzip members are accepted, as ``gzip.decompress`` does.
-    """
-    out = bytearray()
-    data = body
-    while True:
-        inflater = zlib.decompressobj(wbits)
-        try:
-            while data:
-                out += inflater.decompress(data, max_bytes + 1 - len(out))
-                if len(out) > max_bytes:
-                    raise _too_large(max_bytes)
-                data = inflater.unconsumed_tail
-        except zlib.error as exc:
-            raise EnvelopeError(f"body is not valid {name} data: {exc}") from None
-        if not inflater.eof:
-            raise EnvelopeError(f"{name} body is truncated")
-        data = inflater.unused_data
-        if not (name == "gzip" and data.lstrip(b"\0")):
-            return bytes(out)
-
-
-def _deflate(body: bytes, max_bytes: int) -> bytes:
-    """HTTP ``deflate`` is meant to be zlib-wrapped, but some clients send raw deflate."""
-    try:
-        return _inflate(body, zlib.MAX_WBITS, max_bytes, "deflate")
-    except EnvelopeTooLarge:
-        raise
-    except EnvelopeError:
-        return _inflate(body, -zlib.MAX_WBITS, max_bytes, "deflate")
-
-
-def _unbrotli(body: bytes, max_bytes: int) -> bytes:
-    try:
-        import brotli  # only the envelope endpoint needs it, and only for br bodies
-    except ImportError:
-        raise EnvelopeError(
-            "Content-Encoding br is not supported by this server (the brotli package is "
-            "not installed); send gzip or an uncompressed body"
-        ) from None
-    decompressor = brotli.Decompressor()
-    out = bytearray()
-    try:
-        for start in range(0, len(body), _CHUNK):
-            piece = body[start : start + _CHUNK]
-            # output_buffer_limit (brotli >= 1.2) bounds each step, like zlib's max_length.
-            out += decompressor.process(piece, output_buffer_limit=_CHUNK)
-            while len(out) <= max_bytes and not decompressor.can_accept_more_data():
-                out += decompressor.process(b"", output_buffer_limit=_CHUNK)
-            if len(out) > max_bytes:
-                raise _too_large(max_bytes)
-    except brotli.error as exc:
-        raise EnvelopeError(f"body is not valid br data: {exc}") from None
-    except TypeError:  # brotli < 1.2 has no output_buffer_limit, so no bomb defence
-        raise EnvelopeError(
-            "Content-Encoding br needs brotli>=1.2 on this server; send gzip instead"
-        ) from None
-    if not decompressor.is_finished():
-        raise EnvelopeError("br body is truncated")
-    return bytes(out)
-
-
 def decode_body(
-    body: bytes, content_encoding: str | None, max_bytes: int = DEFAULT_MAX_BYTES
+    body: bytes, content_encoding_header: str | None, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> bytes:
-    """Undo ``Content-Encoding`` (gzip, deflate, br, identity; a list is undone in reverse)."""
-    if len(body) > max_bytes:
-        raise EnvelopeTooLarge(f"envelope is larger than {max_bytes} bytes")
-    codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
-    data = bytes(body)
-    for coding in reversed(codings):
-        if coding in ("gzip", "x-gzip"):
-            data = _inflate(data, 16 + zlib.MAX_WBITS, max_bytes, "gzip")
-        elif coding == "deflate":
-            data = _deflate(data, max_bytes)
-        elif coding == "br":
-            data = _unbrotli(data, max_bytes)
-        elif coding != "identity":
-            raise EnvelopeError(
-                f"unsupported Content-Encoding {coding!r}; use gzip, deflate, br or identity"
-            )
-    return data
+    """Undo ``Content-Encoding`` within ``content_encoding``'s bounds, as envelope errors."""
+    try:
+        return content_encoding.decode(body, content_encoding_header, max_bytes)
+    except content_encoding.BodyTooLarge as exc:
+        raise EnvelopeTooLarge(str(exc), exc.loc) from None
+    except content_encoding.BodyError as exc:
+        raise EnvelopeError(str(exc), exc.loc) from None
 
 
-def _json(raw: bytes, what: str) -> Any:
+def load_json(raw: bytes, what: str, loc: list[str | int]) -> Any:
+    """``json.loads`` that refuses deep nesting first (naming its path) and never raises
+    anything but ``EnvelopeError``."""
+    try:
+        check_depth(raw, loc)
+    except TooDeep as exc:
+        raise EnvelopeError(f"{what}: {exc}", exc.loc) from None
     try:
         return json.loads(raw)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise EnvelopeError(f"{what} is not valid JSON: {exc}") from None
+        raise EnvelopeError(f"{what} is not valid JSON: {exc}", loc) from None
+
+
+def _json(raw: bytes, what: str, loc: list[str | int] | None = None) -> Any:
+    return load_json(raw, what, loc if loc is not None else ["body"])
 
 
 def _item_length(header: dict, index: int) -> int | None:
@@ -131,23 +68,41 @@ def _item_length(header: dict, index: int) -> int | None:
     return length
 
 
-def parse_envelope(data: bytes) -> tuple[dict, list[tuple[dict, bytes]]]:
+class Item(NamedTuple):
+    header: dict
+    payload: bytes
+    index: int  # position in the envelope, dropped items counted
+
+
+@dataclass
+class Envelope:
+    """An envelope split into items; ``dropped`` lists the items over their size limit."""
+
+    header: dict
+    items: list[Item] = field(default_factory=list)
+    dropped: list[dict] = field(default_factory=list)
+
+
+def read_envelope(data: bytes, max_item_bytes: int | None = None) -> Envelope:
     """Split an envelope into its header and ``(item_header, payload)`` pairs.
 
     A payload is exactly ``length`` bytes when the item header gives one (so it may contain
     newlines), otherwise it runs to the next newline. Blank lines between items and a
-    trailing newline are tolerated, as Relay does.
+    trailing newline are tolerated, as Relay does. An item longer than ``max_item_bytes``
+    is left out and listed in ``dropped`` (Relay limits items one by one, so one large
+    attachment never costs the event beside it).
     """
     data = bytes(data)
     end = data.find(b"\n")
     end = len(data) if end < 0 else end
     if not data[:end].strip():
         raise EnvelopeError("envelope is empty or has no header line")
-    header = _json(data[:end], "envelope header")
+    header = _json(data[:end], "envelope header", ["body", "header"])
     if not isinstance(header, dict):
-        raise EnvelopeError("envelope header must be a JSON object")
-    items: list[tuple[dict, bytes]] = []
+        raise EnvelopeError("envelope header must be a JSON object", ["body", "header"])
+    envelope = Envelope(header)
     pos = end + 1
+    index = 0
     while pos < len(data):
         end = data.find(b"\n", pos)
         end = len(data) if end < 0 else end
@@ -155,8 +110,7 @@ def parse_envelope(data: bytes) -> tuple[dict, list[tuple[dict, bytes]]]:
         pos = end + 1
         if not line.strip():
             continue
-        index = len(items)
-        item_header = _json(line, f"item {index} header")
+        item_header = _json(line, f"item {index} header", ["body", "items", index, "header"])
         if not isinstance(item_header, dict):
             raise EnvelopeError(f"item {index} header must be a JSON object")
         length = _item_length(item_header, index)
@@ -175,8 +129,24 @@ def parse_envelope(data: bytes) -> tuple[dict, list[tuple[dict, bytes]]]:
             if pos < len(data) and data[pos : pos + 1] != b"\n":
                 raise EnvelopeError(f"item {index} is longer than its declared length {length}")
             pos += 1
-        items.append((item_header, payload))
-    return header, items
+        if max_item_bytes is not None and len(payload) > max_item_bytes:
+            envelope.dropped.append(
+                {
+                    "item": index,
+                    "type": str(item_header.get("type"))[:64],
+                    "msg": f"item is {len(payload)} bytes; the limit is {max_item_bytes}",
+                }
+            )
+        else:
+            envelope.items.append(Item(item_header, payload, index))
+        index += 1
+    return envelope
+
+
+def parse_envelope(data: bytes) -> tuple[dict, list[tuple[dict, bytes]]]:
+    """``read_envelope`` without item limits, as ``(header, items)``."""
+    envelope = read_envelope(data)
+    return envelope.header, [(item.header, item.payload) for item in envelope.items]
 
 
 def events_from_envelope(data: bytes) -> list[dict]:
@@ -188,7 +158,7 @@ def events_from_envelope(data: bytes) -> list[dict]:
     for index, (item_header, payload) in enumerate(items):
         if item_header.get("type") != "event":
             continue
-        event = _json(payload, f"item {index} (event) payload")
+        event = _json(payload, f"item {index} (event) payload", ["body", "items", index])
         if not isinstance(event, dict):
             raise EnvelopeError(f"item {index} (event) payload must be a JSON object")
         events.append(event)

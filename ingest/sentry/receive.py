@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -13,10 +13,13 @@ from ingest.models import Project
 from ingest.sentry.accept import accept_events
 from ingest.sentry.auth import public_key_from_request
 from ingest.sentry.envelope import (
+    Envelope,
     EnvelopeError,
     EnvelopeTooLarge,
+    Item,
     decode_body,
-    parse_envelope,
+    load_json,
+    read_envelope,
 )
 from ingest.store import store_incidents
 
@@ -33,32 +36,46 @@ class SentryRefused(Exception):
 class Received:
     event_ids: list[str] = field(default_factory=list)
     rejected: list[dict] = field(default_factory=list)
+    dropped: list[dict] = field(default_factory=list)  # items over their size limit
 
 
-def _events(kind: str, data: bytes) -> tuple[dict, list[dict]]:
+log = logging.getLogger(__name__)
+
+
+def _envelope(kind: str, data: bytes) -> Envelope:
+    """Split the body into items without parsing them (a store body is one event item)."""
     if kind == "store":
-        try:
-            event = json.loads(data)
-        except (ValueError, RecursionError) as exc:
-            raise SentryRefused(400, ["body"], f"body is not JSON: {exc}") from None
-        if not isinstance(event, dict):
-            raise SentryRefused(400, ["body"], "body must be a JSON object (a Sentry event)")
-        return {}, [event]
+        return Envelope({}, [Item({"type": "event"}, data, 0)])
     try:
-        header, items = parse_envelope(data)
+        return read_envelope(data, settings.RCA_SENTRY_MAX_ITEM_BYTES)
     except EnvelopeError as exc:
-        raise SentryRefused(400, ["body"], str(exc)) from None
+        raise SentryRefused(400, exc.loc, str(exc)) from None
+
+
+def _events(kind: str, envelope: Envelope) -> list[dict]:
+    """Parse the event items (depth-checked); called once the key is known to be good."""
     events = []
-    for item_header, payload in items:
-        if item_header.get("type") != "event":
+    for item in envelope.items:
+        if item.header.get("type") != "event":
             continue  # sessions, client reports, transactions, attachments: not incidents
+        loc: list[str | int] = ["body"] if kind == "store" else ["body", "items", item.index]
+        what = "body" if kind == "store" else f"item {item.index} (event)"
         try:
-            event = json.loads(payload)
-        except (ValueError, RecursionError):
-            raise SentryRefused(400, ["body", "event"], "event item is not JSON") from None
+            event = load_json(item.payload, what, loc)
+        except EnvelopeError as exc:
+            raise SentryRefused(400, exc.loc, str(exc)) from None
         if isinstance(event, dict):
             events.append(event)
-    return header, events
+        elif kind == "store":
+            raise SentryRefused(400, ["body"], "body must be a JSON object (a Sentry event)")
+    return events
+
+
+def _refuse_if_only_dropped(envelope: Envelope, stored_any: bool) -> None:
+    """An event item over its limit that leaves nothing stored is a 413, never a silent 200."""
+    events = [d for d in envelope.dropped if d["type"] == "event"]
+    if events and not stored_any:
+        raise SentryRefused(413, ["body", "items", events[0]["item"]], events[0]["msg"])
 
 
 def receive(
@@ -69,12 +86,18 @@ def receive(
     query: Mapping[str, str],
 ) -> Received:
     """Authenticate by the DSN's public key, decode, map and store every event item."""
+    max_bytes = (
+        settings.RCA_SENTRY_MAX_ENVELOPE_BYTES
+        if kind == "envelope"
+        else settings.RCA_SENTRY_MAX_ITEM_BYTES
+    )
     try:
-        data = decode_body(body, headers.get("Content-Encoding"), settings.RCA_MAX_BODY_BYTES * 8)
+        data = decode_body(body, headers.get("Content-Encoding"), max_bytes)
     except EnvelopeError as exc:
         status = 413 if isinstance(exc, EnvelopeTooLarge) else 400
-        raise SentryRefused(status, ["body"], str(exc)) from None
-    header, events = _events(kind, data)
+        raise SentryRefused(status, exc.loc, str(exc)) from None
+    envelope = _envelope(kind, data)
+    header = envelope.header
     public_key = public_key_from_request(headers, query, header)
     if not public_key:
         raise SentryRefused(401, ["header", "X-Sentry-Auth"], "missing sentry_key (use the DSN)")
@@ -84,10 +107,16 @@ def receive(
     limit = ratelimit.take(f"sentry:{project.pk}")
     if not limit.allowed:
         raise SentryRefused(429, [], "rate limit exceeded", retry_after=limit.retry_after)
+    events = _events(kind, envelope)
+    if envelope.dropped:
+        log.warning(
+            "sentry project %s: dropped items over their limit: %s", project.pk, envelope.dropped
+        )
 
     accepted = accept_events(events, header.get("event_id"))
     if accepted.rejected and not accepted.payloads:
         reasons = "; ".join(f"event {r['item']}: {r['msg']}" for r in accepted.rejected)
         raise SentryRefused(400, ["body", "event"], f"nothing stored: {reasons}"[:1000])
+    _refuse_if_only_dropped(envelope, bool(accepted.payloads))
     stored = store_incidents(project, accepted.payloads, source="sentry")
-    return Received([one.incident.event_id for one in stored], accepted.rejected)
+    return Received([one.incident.event_id for one in stored], accepted.rejected, envelope.dropped)
