@@ -16,6 +16,7 @@ from typing import Any
 
 from ingest.parsing.frames import Frame
 from ingest.parsing.logs import LogEntry
+from ingest.scrubbing import scrub_text
 from rca.context import AnalysisContext, Evidence, innermost_app_frame
 
 __all__ = [
@@ -125,9 +126,11 @@ def untrusted(source: str, text: str) -> str:
 
     A ``</untrusted-data>`` inside would end the fence early and let the rest of the text
     pose as instructions, so every lookalike of either delimiter is defanged (``<`` becomes
-    ``&lt;``) before fencing.
+    ``&lt;``) before fencing. Secrets are scrubbed again here (defence in depth: stored
+    text already was), so nothing fenced for a provider carries one.
     """
     safe_source = _SOURCE_UNSAFE.sub("_", source)[:120]
+    text = scrub_text(text)
     body = _DELIMITER_LOOKALIKE.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
     return f'{_OPEN} source="{safe_source}">\n{body}\n{_CLOSE}'
 
