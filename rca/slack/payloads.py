@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 
+from ingest.scrubbing import scrub_text
 from rca.slack.events import DigestEvent, Event, IssueEvent, TestEvent
 from rca.validation import MAX_UNKNOWN_DIM_SHARE, MIN_STACK_PATH_MATCH
 
@@ -29,8 +30,9 @@ def escape(text: Any) -> str:
 
 
 def _clip(text: Any, limit: int) -> str:
-    """Escape and cut to `limit` characters without splitting an entity."""
-    pieces = [_ESCAPES.get(ch, ch) for ch in " ".join(str(text).split())]
+    """Scrub, escape and cut to `limit` characters without splitting an entity."""
+    text = scrub_text(" ".join(str(text).split()))
+    pieces = [_ESCAPES.get(ch, ch) for ch in text]
     if sum(map(len, pieces)) <= limit:
         return "".join(pieces)
     out, size = [], 0
