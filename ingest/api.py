@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
-from ninja import NinjaAPI, Query, Schema, Status
+from ninja import Field, NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
@@ -15,7 +15,9 @@ from ingest import keys, ratelimit
 from ingest.api_parser import DepthLimitedParser, too_deep_cause
 from ingest.batch import ITEMS_LOC, accept_batch, max_items
 from ingest.errors import detail, error_response
+from ingest.incident_list import IncidentFilters, find_incidents
 from ingest.models import ApiKey, Incident, Issue
+from ingest.responses import IncidentPage
 from ingest.schema import EVENT_ID, BatchIn, IncidentIn
 from ingest.serializers import incident_dict, issue_dict, issue_url
 from ingest.store import store_incident
@@ -137,6 +139,29 @@ def post_incidents(request: HttpRequest, batch: BatchIn) -> Any:
         return refused
     outcome = accept_batch(key.project, batch.incidents, idempotency_key=idem)
     return Status(outcome.status, outcome.body)
+
+
+class IncidentQuery(Schema):
+    event_id: str | None = Field(
+        None,
+        description="The id a Sentry SDK returned or the JSON API answered; UUIDs "
+        "match with or without dashes, in any case.",
+    )
+    service: str | None = None
+    issue_id: int | None = None
+    since: datetime | None = Field(None, description="Received at or after this time.")
+    limit: int = Field(50, description="Page size, 1 to 200.")
+    offset: int = 0
+
+
+@api.get(
+    "/incidents",
+    response=IncidentPage,
+    summary="Incidents, newest first; find one by the event id an SDK returned",
+)
+def list_incidents(request: HttpRequest, filters: Query[IncidentQuery]) -> Any:
+    count, rows = find_incidents(key_of(request).project, IncidentFilters(**filters.dict()))
+    return {"count": count, "results": [incident_dict(i) for i in rows]}
 
 
 @api.get("/incidents/{incident_id}", response=dict, summary="One incident, parsed")

@@ -1,0 +1,43 @@
+"""Find a project's incidents by the id an SDK returned, by service, by issue or by time.
+
+A Sentry SDK tells its caller the event id it sent (``capture_exception`` returns it);
+with this, that id leads straight to the incident, in either spelling of the UUID.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from ingest.event_ids import normalise_event_id
+from ingest.models import Incident, Project
+
+MAX_PAGE = 200
+
+
+@dataclass(frozen=True)
+class IncidentFilters:
+    event_id: str | None = None
+    service: str | None = None
+    issue_id: int | None = None
+    since: datetime | None = None  # received at or after
+    limit: int = 50
+    offset: int = 0
+
+
+def find_incidents(project: Project, filters: IncidentFilters) -> tuple[int, QuerySet[Incident]]:
+    """(how many match, one page of them newest first)."""
+    qs = Incident.objects.filter(project=project)
+    if filters.event_id is not None:
+        qs = qs.filter(event_id=normalise_event_id(filters.event_id))
+    if filters.service is not None:
+        qs = qs.filter(service=filters.service)
+    if filters.issue_id is not None:
+        qs = qs.filter(issue_id=filters.issue_id)
+    if filters.since is not None:
+        qs = qs.filter(received_at__gte=filters.since)
+    limit = max(1, min(filters.limit, MAX_PAGE))
+    offset = max(0, filters.offset)
+    return qs.count(), qs.order_by("-received_at", "-pk")[offset : offset + limit]
