@@ -211,8 +211,8 @@ def _logs(breadcrumbs: Any) -> list[dict[str, Any]]:
 
 def event_id_of(value: Any) -> str:
     """The id as Sentry means it: a UUID as 32 lowercase hex digits; "" when unusable."""
-    found = text(value).strip()
-    return normalise_event_id(found) if _EVENT_ID.fullmatch(found) else ""
+    found = normalise_event_id(text(value, 100).strip())
+    return found if _EVENT_ID.fullmatch(found) else ""
 
 
 def _fingerprint(value: Any) -> list[str]:
