@@ -6,8 +6,9 @@ carries an ``in_app`` flag decided here, in one place, for Python and Java alike
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal, TypedDict
+
+from ingest.linear_regex import compile as linear
 
 MAX_FRAMES = 250
 MAX_FIELD = 1000
@@ -37,17 +38,19 @@ class ParsedException(TypedDict):
     relation: Literal["cause", "context"] | None
 
 
-_LIBRARY_PATH = re.compile(
-    r"""
-    (?:^|/)(?:site|dist)-packages(?:/|$)      # pip and distro installs
-    | /lib(?:64)?/python\d+(?:\.\d+)?/       # the stdlib of any interpreter, venv or conda
-    | /python3\d*/lib/                         # the stdlib on Windows
-    | ^<frozen\b                               # importlib bootstrap
-    | ^<(?:string|stdin)>$
-    """,
-    re.VERBOSE | re.IGNORECASE,
+_LIBRARY_PATH = linear(
+    "|".join(
+        [
+            r"(?:^|/)(?:site|dist)-packages(?:/|$)",  # pip and distro installs
+            r"/lib(?:64)?/python\d+(?:\.\d+)?/",  # the stdlib of any interpreter, venv or conda
+            r"/python3\d*/lib/",  # the stdlib on Windows
+            r"^<frozen\b",  # importlib bootstrap
+            r"^<(?:string|stdin)>$",
+        ]
+    ),
+    ignore_case=True,
 )
-_LIBRARY_MODULE = re.compile(r"^(?:java|javax|jdk|sun|com\.sun|kotlin|scala|jakarta)\.|^<frozen\b")
+_LIBRARY_MODULE = linear(r"^(?:java|javax|jdk|sun|com\.sun|kotlin|scala|jakarta)\.|^<frozen\b")
 
 
 def is_in_app(filename: str, module: str = "") -> bool:

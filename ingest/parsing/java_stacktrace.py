@@ -8,32 +8,32 @@ frames caller to callee, each stack complete.
 
 from __future__ import annotations
 
-import re
-
+from ingest.linear_regex import LinearMatch
+from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import MAX_FRAMES, Frame, ParsedException, make_frame
 
 MAX_EXCEPTIONS = 20
 MAX_MESSAGE = 4000
 MAX_MESSAGE_LINES = 20
 
-_FRAME = re.compile(
+_FRAME = linear(
     r"^\s*at\s+(?:[\w.$-]+(?:@[\w.-]+)?/+)?(?P<target>[\w$.<>\-]+)\((?P<loc>[^()]*)\)\s*(?:~?\[.*\])?\s*$"
 )
-_MORE = re.compile(r"^\s*\.\.\.\s*(?P<n>\d+)\s+(?:more|common frames omitted)\s*$")
+_MORE = linear(r"^\s*\.\.\.\s*(?P<n>\d+)\s+(?:more|common frames omitted)\s*$")
 _TYPE = r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*"
-_HEADER = re.compile(
+_HEADER = linear(
     r"^(?:.*?Exception in thread \"[^\"]*\"\s+)?(?P<caused>Caused by:\s*)?"
     rf"(?P<type>{_TYPE})(?::\s?(?P<msg>.*))?$"
 )
-_SUPPRESSED = re.compile(r"^\s*Suppressed:")
-_EXCEPTIONISH = re.compile(r"(?:Exception|Error|Throwable|Failure)$|\.")
+_SUPPRESSED = linear(r"^\s*Suppressed:")
+_EXCEPTIONISH = linear(r"(?:Exception|Error|Throwable|Failure)$|\.")
 
 
 def _indent(line: str) -> int:
     return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
 
 
-def _frame(match: re.Match[str]) -> Frame:
+def _frame(match: LinearMatch) -> Frame:
     target = match.group("target")
     module, _, function = target.rpartition(".")
     filename, _, lineno = match.group("loc").partition(":")
@@ -55,7 +55,7 @@ class _Exception:
         self.elided = 0
 
 
-def _header(line: str) -> re.Match[str] | None:
+def _header(line: str) -> LinearMatch | None:
     match = _HEADER.match(line.strip())
     if not match:
         return None

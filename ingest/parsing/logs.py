@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from datetime import UTC, datetime
 from typing import Any, TypedDict
+
+from ingest.linear_regex import compile as linear
 
 MAX_ENTRIES = 500
 MAX_MESSAGE = 2000
@@ -53,20 +54,23 @@ _ISO_TS = (
     r"(?:\s?Z|\s?[+-]\d{2}:?\d{2}|\s?UTC)?"
 )
 _CLOCK = r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
-_LEADING_TS = re.compile(rf"^\s*\[?(?P<ts>{_ISO_TS}|{_CLOCK})\]?[\s|:-]*")
-_LEADING_LEVEL = re.compile(
-    rf"^\s*[\[(<]?(?P<level>{_LEVELS})[\])>]?(?:\s*[:|-]\s*|\s+|$)", re.IGNORECASE
+_LEADING_TS = linear(rf"^\s*\[?(?P<ts>{_ISO_TS}|{_CLOCK})\]?[\s|:-]*")
+_LEADING_LEVEL = linear(
+    rf"^\s*[\[(<]?(?P<level>{_LEVELS})[\])>]?(?:\s*[:|-]\s*|\s+|$)", ignore_case=True
 )
-_ANY_LEVEL = re.compile(rf"(?:^|[\s\[(|])(?P<level>{_LEVELS})(?=[\s\]):|]|$)")
-_LEVEL_PAIR = re.compile(r"\b(?:level|severity|lvl)=\"?(?P<level>[A-Za-z]+)", re.IGNORECASE)
-_PAIR = re.compile(
-    r"(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{0,40})=(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+# RE2 has no lookaround: the character after the level is consumed instead of looked at,
+# which finds the same first match (only ``search`` is used, and only the group is read).
+_ANY_LEVEL = linear(rf"(?:^|[\s\[(|])(?P<level>{_LEVELS})(?:[\s\]):|]|$)")
+_LEVEL_PAIR = linear(r"\b(?:level|severity|lvl)=\"?(?P<level>[A-Za-z]+)", ignore_case=True)
+# A key starts a run of [\w.-] (it was a lookbehind). RE2 has none, so the second branch
+# consumes every run that is not a key: matches then only ever start where a run starts,
+# and ``key`` is None for the runs skipped.
+_PAIR = linear(r"(?P<key>[A-Za-z_][\w.-]{0,40})=(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;]+)|[\w.-]+")
+_KNOWN_PAIR = linear(
+    r"^(?:level|severity|lvl|trace[_-]?id|traceId|error[_-]?code|errorCode)$", ignore_case=True
 )
-_KNOWN_PAIR = re.compile(
-    r"^(?:level|severity|lvl|trace[_-]?id|traceId|error[_-]?code|errorCode)$", re.IGNORECASE
-)
-_TRACE_PAIR = re.compile(r"\btrace[_-]?id[=:]\s*\"?(?P<v>[\w-]{4,64})", re.IGNORECASE)
-_CODE_PAIR = re.compile(r"\berror[_-]?code[=:]\s*\"?(?P<v>[\w.-]{1,64})", re.IGNORECASE)
+_TRACE_PAIR = linear(r"\btrace[_-]?id[=:]\s*\"?(?P<v>[\w-]{4,64})", ignore_case=True)
+_CODE_PAIR = linear(r"\berror[_-]?code[=:]\s*\"?(?P<v>[\w.-]{1,64})", ignore_case=True)
 
 
 def _normalise_level(value: Any) -> str | None:
@@ -200,8 +204,8 @@ def entry_from_text(line: str) -> LogEntry:
     for pair_match in _PAIR.finditer(rest):
         if len(extra) >= MAX_EXTRA_KEYS:
             break
-        key = pair_match.group("key")
-        if not _KNOWN_PAIR.match(key):
+        key = pair_match["key"]
+        if key is not None and not _KNOWN_PAIR.match(key):
             extra.setdefault(key, pair_match.group("value").strip("\"'")[:MAX_VALUE])
     return LogEntry(
         ts=ts,

@@ -7,9 +7,9 @@ whatever it recognises it keeps, whatever it does not it skips.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
+from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import MAX_FRAMES, Frame, ParsedException, make_frame
 
 MAX_EXCEPTIONS = 20
@@ -17,24 +17,24 @@ MAX_MESSAGE = 4000
 MAX_MESSAGE_LINES = 50
 
 # The second form is printed by torch.autograd anomaly detection before the forward stack.
-_HEADER = re.compile(
+_HEADER = linear(
     r"Traceback \(most recent call last\):?|Traceback of forward call that caused the error:?"
 )
-_CAUSE = re.compile(r"The above exception was the direct cause of the following exception:?")
-_CONTEXT = re.compile(r"During handling of the above exception, another exception occurred:?")
-_FILE = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*$')
-_MARKER = re.compile(r"^\s*[~^]+[\s~^]*$")
-_REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]\s*$")
+_CAUSE = linear(r"The above exception was the direct cause of the following exception:?")
+_CONTEXT = linear(r"During handling of the above exception, another exception occurred:?")
+_FILE = linear(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*$')
+_MARKER = linear(r"^\s*[~^]+[\s~^]*$")
+_REPEATED = linear(r"^\s*\[Previous line repeated \d+ more times?\]\s*$")
 # ``[rank3]:`` (torch.distributed) and ``|`` (exception groups) prefix every line.
-_LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d*\]:\s?)|^\s*\|\s?")
+_LINE_PREFIX = linear(r"^(?:\[(?:rank|default)\d*\]:\s?)|^\s*\|\s?")
 _TYPE = r"[A-Za-z_][\w.]*"
-_EXCEPTION_LINE = re.compile(rf"^(?P<type>{_TYPE})(?::[ \t]*(?P<msg>.*))?$")
+_EXCEPTION_LINE = linear(rf"^(?P<type>{_TYPE})(?::[ \t]*(?P<msg>.*))?$")
 # Without a traceback around it, only a name that looks like an exception counts.
-_LOOSE_EXCEPTION_LINE = re.compile(
+_LOOSE_EXCEPTION_LINE = linear(
     rf"^(?:.*?\s)?(?P<type>{_TYPE}(?:Error|Exception|Exit|Interrupt|Warning|Fault))"
     r"(?::[ \t]*(?P<msg>.*))?$"
 )
-_SITE_PACKAGES = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<rest>.+?)\.pyc?$")
+_SITE_PACKAGES = linear(r"[\\/](?:site|dist)-packages[\\/](?P<rest>.+?)\.pyc?$")
 
 Relation = Literal["cause", "context"] | None
 
@@ -44,7 +44,7 @@ def module_from_path(filename: str) -> str:
     match = _SITE_PACKAGES.search(filename)
     if not match:
         return ""
-    parts = re.split(r"[\\/]", match.group("rest"))
+    parts = str(match.group("rest")).replace("\\", "/").split("/")
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     if not parts or not all(part.isidentifier() for part in parts):

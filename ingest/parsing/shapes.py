@@ -7,9 +7,10 @@ meaning is unambiguous (see ``shared/eval/README.md`` for the expected/actual co
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypedDict
+
+from ingest.linear_regex import compile as linear
 
 MAX_DIFFS = 32
 MAX_RANK = 16
@@ -35,12 +36,12 @@ def parse_dims(text: Any) -> list[int | None] | None:
     if not isinstance(text, str):
         return None
     body = text.strip()
-    body = re.sub(r"^(?:torch\.)?Size\(|^TensorShape\(", "", body)
+    body = linear(r"^(?:torch\.)?Size\(|^TensorShape\(").sub("", body)
     body = body.strip("()[] \t")
     body = body.rstrip(")]").strip()
     if not body:
         return []
-    separator = "x" if re.fullmatch(r"\d+(?:x\d+)+", body) else ","
+    separator = "x" if linear(r"\d+(?:x\d+)+").fullmatch(body) else ","
     tokens = [token.strip() for token in body.split(separator)]
     if tokens and tokens[-1] == "":
         tokens = tokens[:-1]  # the one-element tuple "(5,)"
@@ -106,35 +107,31 @@ def _extractor(func: _Extractor) -> _Extractor:
 @_extractor
 def _matmul(message: str) -> Iterator[ShapeDiff | None]:
     # PyTorch: mat1 is the input, mat2 the (transposed) weight whose rows are K.
-    for m in re.finditer(
-        rf"mat1 and mat2 shapes cannot be multiplied \(({_INT})x({_INT}) and ({_INT})x({_INT})\)",
-        message,
-    ):
+    for m in linear(
+        rf"mat1 and mat2 shapes cannot be multiplied \(({_INT})x({_INT}) and ({_INT})x({_INT})\)"
+    ).finditer(message):
         yield _diff("matmul", [None, m[3]], [m[1], m[2]])
     # TensorFlow: Matrix size-incompatible: In[0]: [32,100], In[1]: [200,10]
-    for m in re.finditer(
-        r"Matrix size-incompatible: In\[0\]: \[([\d,\s]+)\], In\[1\]: \[(\d+)\s*,[\d\s]+\]",
-        message,
-    ):
+    for m in linear(
+        r"Matrix size-incompatible: In\[0\]: \[([\d,\s]+)\], In\[1\]: \[(\d+)\s*,[\d\s]+\]"
+    ).finditer(message):
         yield _diff("matmul", [None, m[2]], m[1])
 
 
 @_extractor
 def _state_dict(message: str) -> Iterator[ShapeDiff | None]:
-    for m in re.finditer(
+    for m in linear(
         r"size mismatch for ([^\s:]+): copying a param with shape (?:torch\.Size\()?\[([^\]]*)\]\)?"
-        r" from checkpoint, the shape in current model is (?:torch\.Size\()?\[([^\]]*)\]",
-        message,
-    ):
+        r" from checkpoint, the shape in current model is (?:torch\.Size\()?\[([^\]]*)\]"
+    ).finditer(message):
         yield _diff("load_state_dict", m[3], m[2], tensor=m[1])
 
 
 @_extractor
 def _conv(message: str) -> Iterator[ShapeDiff | None]:
-    for m in re.finditer(
-        rf"expected input\[([\d,\s]+)\] to have ({_INT}) channels, but got ({_INT}) channels",
-        message,
-    ):
+    for m in linear(
+        rf"expected input\[([\d,\s]+)\] to have ({_INT}) channels, but got ({_INT}) channels"
+    ).finditer(message):
         actual = parse_dims(m[1])
         if not actual:
             continue
@@ -150,82 +147,75 @@ def _conv(message: str) -> Iterator[ShapeDiff | None]:
 
 @_extractor
 def _broadcast(message: str) -> Iterator[ShapeDiff | None]:
-    for m in re.finditer(
-        rf"size of tensor a \(({_INT})\) must match the size of tensor b \(({_INT})\)", message
-    ):
+    for m in linear(
+        rf"size of tensor a \(({_INT})\) must match the size of tensor b \(({_INT})\)"
+    ).finditer(message):
         yield _diff("broadcast", [m[2]], [m[1]])
-    for m in re.finditer(r"Incompatible shapes: \[([^\]]*)\] vs\. \[([^\]]*)\]", message):
+    for m in linear(r"Incompatible shapes: \[([^\]]*)\] vs\. \[([^\]]*)\]").finditer(message):
         yield _diff("broadcast", m[2], m[1])
 
 
 @_extractor
 def _keras_input(message: str) -> Iterator[ShapeDiff | None]:
-    for m in re.finditer(
+    for m in linear(
         r"(?:layer \"?(?P<layer>[\w./-]+)\"? is incompatible with the layer: )?"
-        r"expected shape=\((?P<expected>[^)]*)\), found shape=\((?P<actual>[^)]*)\)",
-        message,
-    ):
+        r"expected shape=\((?P<expected>[^)]*)\), found shape=\((?P<actual>[^)]*)\)"
+    ).finditer(message):
         yield _diff("input", m["expected"], m["actual"], tensor=m["layer"])
-    for m in re.finditer(
+    for m in linear(
         r"constructed with shape \((?P<expected>[^)]*)\) for input (?P<spec>.*?), but it was "
-        r"called on an input with incompatible shape \((?P<actual>[^)]*)\)",
-        message,
-    ):
-        name = re.search(r"name='([^']+)'", m["spec"])
+        r"called on an input with incompatible shape \((?P<actual>[^)]*)\)"
+    ).finditer(message):
+        name = linear(r"name='([^']+)'").search(str(m["spec"]))
         yield _diff("input", m["expected"], m["actual"], tensor=name[1] if name else None)
-    for m in re.finditer(
+    for m in linear(
         r"(?:layer \"?(?P<layer>[\w./-]+)\"? is incompatible with the layer: ?:? )?"
         r"expected (?:min_|max_)?ndim=(?P<want>\d{1,2}), found ndim=(?P<got>\d{1,2})\. "
-        r"Full shape received: \((?P<actual>[^)]*)\)",
-        message,
-    ):
+        r"Full shape received: \((?P<actual>[^)]*)\)"
+    ).finditer(message):
         yield _diff("input", [None] * int(m["want"]), m["actual"], tensor=m["layer"])
 
 
 @_extractor
 def _sequence_length(message: str) -> Iterator[ShapeDiff | None]:
     # transformers tokenizer warning: "... maximum sequence length for this model (2545 > 512)"
-    for m in re.finditer(
+    for m in linear(
         rf"sequence length is longer than the specified maximum sequence length for this model"
-        rf" \(({_INT}) > ({_INT})\)",
-        message,
-    ):
+        rf" \(({_INT}) > ({_INT})\)"
+    ).finditer(message):
         yield _diff("sequence_length", [m[2]], [m[1]], tensor="input_ids")
     # OpenAI-compatible servers (vLLM, OpenAI): context window exceeded.
-    for m in re.finditer(
-        rf"maximum context length is ({_INT}) tokens\. However, you requested ({_INT}) tokens",
-        message,
-    ):
+    for m in linear(
+        rf"maximum context length is ({_INT}) tokens\. However, you requested ({_INT}) tokens"
+    ).finditer(message):
         yield _diff("sequence_length", [m[1]], [m[2]], tensor="input_ids")
-    for m in re.finditer(
-        rf"Input length of input_ids is ({_INT}), but `max_length` is set to ({_INT})", message
-    ):
+    for m in linear(
+        rf"Input length of input_ids is ({_INT}), but `max_length` is set to ({_INT})"
+    ).finditer(message):
         yield _diff("sequence_length", [m[2]], [m[1]], tensor="input_ids")
     # vLLM: max_model_len larger than what the KV cache can hold.
-    for m in re.finditer(
+    for m in linear(
         rf"max seq len \(({_INT})\) is larger than the maximum number of tokens that can be"
-        rf" stored in KV cache \(({_INT})\)",
-        message,
-    ):
+        rf" stored in KV cache \(({_INT})\)"
+    ).finditer(message):
         yield _diff("kv_cache", [m[2]], [m[1]], tensor="max_model_len")
 
 
 @_extractor
 def _batch(message: str) -> Iterator[ShapeDiff | None]:
-    for m in re.finditer(
-        rf"Expected input batch_size \(({_INT})\) to match target batch_size \(({_INT})\)", message
-    ):
+    for m in linear(
+        rf"Expected input batch_size \(({_INT})\) to match target batch_size \(({_INT})\)"
+    ).finditer(message):
         yield _diff("batch", [m[2]], [m[1]], tensor="input")
 
 
 @_extractor
 def _onnxruntime(message: str) -> Iterator[ShapeDiff | None]:
     # "Got invalid dimensions for input: x for the following indices index: 1 Got: 3 Expected: 1"
-    for m in re.finditer(
+    for m in linear(
         rf"invalid dimensions for input: (\S+) for the following indices\s+index: (\d{{1,2}})"
-        rf"\s+Got: ({_INT})\s+Expected: ({_INT})",
-        message,
-    ):
+        rf"\s+Got: ({_INT})\s+Expected: ({_INT})"
+    ).finditer(message):
         padding: list[int | None] = [None] * int(m[2])
         yield _diff("input", [*padding, m[4]], [*padding, m[3]], tensor=m[1])
 

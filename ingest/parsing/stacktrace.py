@@ -6,16 +6,15 @@ empty list and the incident is still stored, grouped by its message instead.
 
 from __future__ import annotations
 
-import re
-
+from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import ParsedException, frames_from_json
 from ingest.parsing.java_stacktrace import parse_java_stacktrace
 from ingest.parsing.python_traceback import parse_python_traceback
 
 MAX_TEXT = 200_000
 
-_JAVA_FRAME = re.compile(r"^\s*at\s+[\w$./<>@-]+\([^()]*\)", re.MULTILINE)
-_PYTHON_FRAME = re.compile(r'^\s*File "[^"]*", line \d+', re.MULTILINE)
+_JAVA_FRAME = linear(r"^\s*at\s+[\w$./<>@-]+\([^()]*\)", multiline=True)
+_PYTHON_FRAME = linear(r'^\s*File "[^"]*", line \d+', multiline=True)
 
 
 def looks_like_java(text: str) -> bool:
