@@ -24,7 +24,13 @@ class Gunicorn:
     """`gunicorn webapp.wsgi` in a subprocess; analyses go to an in-memory broker
     (dropped), so no worker of the session analyses a test's incidents behind its back."""
 
-    def __init__(self, db: dict, log_path: Path, extra_env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        db: dict,
+        log_path: Path,
+        *options: str,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
@@ -37,7 +43,7 @@ class Gunicorn:
             **(extra_env or {}),
         }
         self.proc = subprocess.Popen(
-            gunicorn_argv(self.port, "--log-level", "info"),
+            gunicorn_argv(self.port, "--log-level", "info", *options),
             cwd=REPO,
             env=env,
             stdout=self._log,
