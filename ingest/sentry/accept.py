@@ -39,10 +39,13 @@ class Accepted:
     transactions: int = 0
 
 
-def accept_events(events: list[dict], envelope_event_id: Any = None) -> Accepted:
+def accept_events(events: list[Any], envelope_event_id: Any = None) -> Accepted:
     """Validated incident payloads for the events that can be stored; reasons for the rest."""
     accepted = Accepted()
     for index, event in enumerate(events):
+        if not isinstance(event, dict):
+            accepted.rejected.append({"item": index, "msg": "the event is not a JSON object"})
+            continue
         if event.get("type") == "transaction":
             accepted.transactions += 1
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 
@@ -52,7 +53,7 @@ def _envelope(kind: str, data: bytes) -> Envelope:
         raise SentryRefused(400, exc.loc, str(exc)) from None
 
 
-def _events(kind: str, envelope: Envelope) -> list[dict]:
+def _events(kind: str, envelope: Envelope) -> list[Any]:
     """Parse the event items (depth-checked); called once the key is known to be good."""
     events = []
     for item in envelope.items:
@@ -64,10 +65,9 @@ def _events(kind: str, envelope: Envelope) -> list[dict]:
             event = load_json(item.payload, what, loc)
         except EnvelopeError as exc:
             raise SentryRefused(400, exc.loc, str(exc)) from None
-        if isinstance(event, dict):
-            events.append(event)
-        elif kind == "store":
+        if kind == "store" and not isinstance(event, dict):
             raise SentryRefused(400, ["body"], "body must be a JSON object (a Sentry event)")
+        events.append(event)  # an envelope's non-object event is refused by accept_events
     return events
 
 

@@ -124,3 +124,42 @@ def test_the_incident_list_is_documented_with_its_fields(live_server):
     item_ref = page["properties"]["results"]["items"]["$ref"]
     item = schema["components"]["schemas"][item_ref.rsplit("/", 1)[1]]
     assert {"event_id", "error_type", "message", "exceptions", "service"} <= set(item["properties"])
+
+
+def test_an_envelope_event_that_is_not_an_object_is_refused_not_skipped(live_server, tenant):
+    alone = envelope_bytes({}, [({"type": "event"}, ["not", "an", "event"])])
+    response = send_envelope(live_server.url, tenant.project, alone)
+    assert response.status_code == 400, response.text
+    assert "not a JSON object" in response.json()["detail"][0]["msg"]
+
+    mixed = envelope_bytes(
+        {}, [({"type": "event"}, error_event(event_id=DASHLESS)), ({"type": "event"}, 42)]
+    )
+    response = send_envelope(live_server.url, tenant.project, mixed)
+    assert response.status_code == 200, response.text
+    assert response.json()["ids"] == [DASHLESS]
+    assert response.json()["rejected"] == [{"item": 1, "msg": "the event is not a JSON object"}]
+
+
+def test_model_and_gpu_sent_as_tags_and_contexts_name_the_issues_model(live_server, tenant):
+    event = error_event(
+        event_id=DASHLESS,
+        tags={"service": "ranker", "model": "ranker-v3", "model.version": "3.1"},
+        contexts={"gpu": {"name": "NVIDIA A10G"}},
+    )
+    assert send_store(live_server.url, tenant.project, event).status_code == 200
+
+    [incident] = find(live_server, tenant, event_id=DASHLESS)["results"]
+    said = {key: value for key, value in incident["inference_context"].items() if value}
+    assert said == {
+        "model_id": "ranker-v3",
+        "model_version": "3.1",
+        "device": "NVIDIA A10G",
+    }
+    issues = requests.get(
+        f"{live_server.url}/api/v1/issues",
+        params={"model_id": "ranker-v3"},
+        headers=tenant.auth,
+        timeout=10,
+    ).json()
+    assert [issue["id"] for issue in issues["results"]] == [incident["issue_id"]]
