@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ingest.sentry.values import as_dict, as_repr, text
+from ingest.sentry.values import as_repr, text
 
 MAX_MESSAGE = 65_536
 # One placeholder each; bounded widths keep "%999999999s" from building huge strings.
@@ -116,7 +116,3 @@ def event_message(event: dict) -> str:
         if found.strip():
             return found
     return ""
-
-
-def has_message(event: dict) -> bool:
-    return bool(event_message(as_dict(event)).strip())
