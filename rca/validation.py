@@ -34,6 +34,8 @@ __all__ = [
     "shape_incompatibility",
     "stack_path_match",
     "unknown_dim_share",
+    "unsourced_urls",
+    "urls_in",
     "validate",
 ]
 
@@ -102,6 +104,77 @@ def format_ok(action: Any, reason: Any) -> tuple[bool, str]:
 def grounded(slug: Any, allowed_slugs: Iterable[str]) -> bool:
     """The cited runbook was one of those given to the provider (no invented citations)."""
     return isinstance(slug, str) and bool(slug.strip()) and slug.strip() in set(allowed_slugs)
+
+
+# --------------------------------------------------------------------------- URLs
+
+# What a reader (or a chat client) could follow: a scheme URL, a "www." host, a script or
+# data URI, or a bare host under a common public suffix. Texts are cut into tokens first and
+# each token is looked at once, so the cost stays linear in the text whatever it holds.
+_TOKEN_BREAK = re.compile(r"[\s()\[\]<>\"'`|,;]+")
+_URL_START = re.compile(
+    r"(?i)[a-z][a-z0-9+.-]{0,30}://"
+    r"|(?<![a-z0-9])(?:www\.(?=\w)|(?:javascript|vbscript|data|file):(?=\S))"
+)
+_HOST_LABEL = re.compile(r"(?i)[a-z0-9-]+")
+#: Suffixes a bare ``name.suffix`` must end with to count as a host; ``io``/``ai`` are left
+#: out on purpose: ``torchvision.io`` and ``tf.io`` are Python modules, not sites.
+_PUBLIC_SUFFIXES = frozenset(
+    ("com", "net", "org", "info", "biz", "xyz", "top", "site", "online", "ru", "cn", "tk")
+    + ("example",)
+)
+_URL_TRAILER = ".,;:!?*_~"
+
+
+def _bare_host(token: str) -> bool:
+    """``evil.com`` or ``evil.com:8080/x``: dot-separated labels ending in a public suffix."""
+    host, _, port = token.split("/", 1)[0].partition(":")
+    labels = host.split(".")
+    return (
+        len(labels) >= 2
+        and labels[-1].lower() in _PUBLIC_SUFFIXES
+        and all(_HOST_LABEL.fullmatch(label) for label in labels)
+        and (not port or port.isdigit())
+    )
+
+
+def urls_in(text: str) -> list[str]:
+    """The URLs a text carries, in order, without trailing sentence punctuation."""
+    if not isinstance(text, str):
+        return []
+    found: list[str] = []
+    for token in _TOKEN_BREAK.split(text[:MAX_SCAN_CHARS]):
+        token = token.rstrip(_URL_TRAILER)
+        start = _URL_START.search(token) if ":" in token or "." in token else None
+        url = token[start.start() :] if start else token if _bare_host(token) else ""
+        if url and url not in found:
+            found.append(url)
+    return found
+
+
+def unsourced_urls(text: str, runbook_texts: Iterable[str]) -> list[str]:
+    """URLs in ``text`` that none of ``runbook_texts`` contains (case-insensitive).
+
+    An LLM that read attacker-written incident text may be steered into sending the
+    engineer to the attacker's site; a URL is only trusted when our own runbook has it.
+    """
+    corpus = "\n".join(runbook_texts).lower()
+    return [url for url in urls_in(text) if url.lower() not in corpus]
+
+
+def _cited_runbook_texts(slug: Any, ctx: AnalysisContext) -> list[str]:
+    """What the cited runbook showed the provider: its chunks and remediation steps.
+
+    Past-fix evidence contributes its runbook's steps but not its text, which an LLM wrote.
+    """
+    texts: list[str] = []
+    for item in ctx.evidence:
+        if not isinstance(slug, str) or item.slug != slug.strip():
+            continue
+        texts.extend(item.remediation)
+        if item.kind == "runbook":
+            texts.append(item.text)
+    return texts
 
 
 # --------------------------------------------------------------------------- code locations
@@ -322,6 +395,8 @@ class Validation:
     unknown_dim_share: float
     ok: bool
     complaints: list[str] = field(default_factory=list)
+    #: No URL in action or reason that the cited runbook does not contain.
+    urls_grounded: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -348,6 +423,11 @@ def validate(draft: Answer, ctx: AnalysisContext) -> Validation:
             "name code locations only as they appear in the stack frames; not in the frames: "
             + ", ".join(missing)
         )
+    foreign = unsourced_urls(text, _cited_runbook_texts(draft.runbook, ctx))
+    if foreign:
+        complaints.append(
+            "give no URL that the cited runbook does not contain; remove: " + ", ".join(foreign)
+        )
     unknown_share = unknown_dim_share(text, ctx.shape_diff)
     if unknown_share > MAX_UNKNOWN_DIM_SHARE:
         unknown = sorted(named_dims(text) - _diff_dims(ctx.shape_diff))
@@ -364,4 +444,5 @@ def validate(draft: Answer, ctx: AnalysisContext) -> Validation:
         unknown_dim_share=unknown_share,
         ok=not complaints,
         complaints=complaints,
+        urls_grounded=not foreign,
     )

@@ -56,9 +56,16 @@ def _badges(validation: dict[str, Any]) -> list[dict[str, Any]]:
     match = validation.get("stack_path_match")
     unknown = validation.get("unknown_dim_share") or 0.0
     shape = validation.get("shape_incompatibility")
+    # Records written before the URL rule have no such key: they carry no verdict on links.
+    links = (
+        [{"label": "links", "ok": bool(validation["urls_grounded"]), "detail": "from runbook"}]
+        if "urls_grounded" in validation
+        else []
+    )
     return [
         {"label": "format", "ok": bool(validation.get("format_ok")), "detail": ""},
         {"label": "grounded", "ok": bool(validation.get("grounded")), "detail": ""},
+        *links,
         {
             "label": "stack path",
             "ok": match is not None and match >= MIN_STACK_MATCH,

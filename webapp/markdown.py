@@ -1,34 +1,60 @@
-"""Runbook Markdown to safe HTML: raw HTML in the source is escaped, never passed through.
+"""Markdown to safe HTML, in two strengths: runbooks (ours) and untrusted text (theirs).
 
-markdown-it-py with `html` off escapes any tag in the source and refuses `javascript:`
-and similar link schemes; nh3 (Ammonia) then allow-lists the output as a second line of
-defence when it is installed.
+Runbook bodies come from our own corpus, so their links stay links. Everything else that
+reaches the page through Markdown (suggestion action/reason written by an LLM that read
+incident text, issue titles, past fixes) is attacker-reachable: it is rendered with no rule
+that can produce a link, an image or raw HTML, and nh3 (Ammonia) then keeps only
+``code``/``em``/``strong`` without attributes, as a second line of defence. Links, images,
+autolinks, reference links, raw HTML, ``javascript:``/``data:`` URLs and bare URLs all come
+out as inert, escaped text the reader can still see.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
+import nh3
 from django.utils.safestring import SafeString, mark_safe
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+__all__ = ["UNTRUSTED_TAGS", "render", "render_inline"]
+
+#: Tags untrusted text may produce; none of them can carry a URL, and no attribute is kept.
+UNTRUSTED_TAGS = frozenset({"code", "em", "strong"})
+#: Inline rules that could turn untrusted text into a link, an image or markup.
+_ACTIVE_INLINE_RULES = ["link", "image", "autolink", "html_inline"]
 
 
 @lru_cache(maxsize=1)
-def _parser():
+def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 
+@lru_cache(maxsize=1)
+def _inert_parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    return parser.disable(_ACTIVE_INLINE_RULES)
+
+
 def render(source: str) -> SafeString:
+    """A runbook body from our own corpus: raw HTML escaped, links kept (noopener)."""
     html = _parser().render(source or "")
-    try:
-        import nh3
-    except ImportError:  # markdown-it with html off already escapes raw HTML
-        return mark_safe(html)  # noqa: S308 - produced by markdown-it with html disabled
     return mark_safe(nh3.clean(html, link_rel="noopener noreferrer"))  # noqa: S308
 
 
 def render_inline(source: str) -> SafeString:
-    """One line of Markdown (`code`, *emphasis*) without block tags: for suggestion text."""
-    html = _parser().renderInline(source or "")
-    return mark_safe(html)  # noqa: S308 - markdown-it with html disabled escapes everything
+    """One line of untrusted Markdown (`code`, *emphasis*): never a link, image or tag.
+
+    Only inline rules run, so block constructs such as reference definitions
+    (``[1]: http://...``) are never parsed either; they stay visible as text.
+    """
+    html = _inert_parser().renderInline(source or "")
+    clean = nh3.clean(html, tags=set(UNTRUSTED_TAGS), attributes={}, url_schemes=set())
+    return mark_safe(clean)  # noqa: S308 - no link/image/html rule ran, and nh3 allow-listed it

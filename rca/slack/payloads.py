@@ -3,10 +3,19 @@
 Pure functions of an event (and the base URL for links), so every message can be checked
 without a network or a database. User text is escaped and clipped here, so it can neither
 form links or mentions nor make Slack reject a block.
+
+Incident text and LLM text never become a link (issue 13): `&`, `<`, `>` are escaped as
+Slack's formatting reference asks, so no `<url|text>` or mention can be formed; every mrkdwn
+text object is sent with `verbatim: true`, which Slack documents as turning off the automatic
+conversion of URLs into links (our own `<url|label>` links still work); URLs in user text are
+also defanged (`http[:]//evil[.]example`) because the top-level `text` fallback has no
+`verbatim` switch; and `unfurl_links`/`unfurl_media` are off, so Slack never fetches them.
+Only links to our own base URL are made, by this module.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.conf import settings
@@ -29,10 +38,26 @@ def escape(text: Any) -> str:
     return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
 
 
+# A scheme URL's "scheme://host" part, and a "www." host without a scheme.
+_SCHEME_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,30}):/{2,}([^\s/?#<>|\\]*)")
+_WWW_HOST = re.compile(r"(?i)\bwww\.")
+
+
+def defang(text: str) -> str:
+    """Break URLs in untrusted text so no client can link them; a reader still sees them.
+
+    ``http://evil.example/x`` becomes ``http[:]//evil[.]example/x`` (the usual way to quote
+    an indicator of compromise), ``www.evil.example`` becomes ``www[.]evil.example``.
+    """
+    text = _SCHEME_URL.sub(lambda m: f"{m[1]}[:]//{m[2].replace('.', '[.]')}", text)
+    return _WWW_HOST.sub(lambda m: m[0][:-1] + "[.]", text)
+
+
 def _clip(text: Any, limit: int) -> str:
-    """Scrub, escape and cut to `limit` characters without splitting an entity."""
+    """Scrub, defang, escape and cut to `limit` characters without splitting an entity."""
     text = scrub_text(" ".join(str(text).split()))
-    pieces = [_ESCAPES.get(ch, ch) for ch in text]
+    # Each input char gives one or more output chars: the rest can only be clipped away.
+    pieces = [_ESCAPES.get(ch, ch) for ch in defang(text[: limit + 1])]
     if sum(map(len, pieces)) <= limit:
         return "".join(pieces)
     out, size = [], 0
@@ -48,20 +73,25 @@ def issue_url(issue_id: int, base_url: str | None = None) -> str:
     return f"{(base_url or settings.RCA_BASE_URL).rstrip('/')}/issues/{issue_id}"
 
 
+def _mrkdwn(text: str) -> dict:
+    """A mrkdwn text object; `verbatim` stops Slack from turning bare URLs into links."""
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
+
+
 def _header(text: str) -> dict:
     return {"type": "header", "text": {"type": "plain_text", "text": text, "emoji": True}}
 
 
 def _section(text: str) -> dict:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}}
+    return {"type": "section", "text": _mrkdwn(text[:SECTION_LIMIT])}
 
 
 def _context(text: str) -> dict:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_LIMIT]}]}
+    return {"type": "context", "elements": [_mrkdwn(text[:SECTION_LIMIT])]}
 
 
 def _field(label: str, value: str) -> dict:
-    return {"type": "mrkdwn", "text": f"*{label}*\n{value}"[:FIELD_LIMIT]}
+    return _mrkdwn(f"*{label}*\n{value}"[:FIELD_LIMIT])
 
 
 def _mark(passed: bool) -> str:
@@ -77,6 +107,8 @@ def validation_badges(validation: dict[str, Any]) -> list[str]:
         badges.append(f"{_mark(bool(validation['format_ok']))} format")
     if "grounded" in validation:
         badges.append(f"{_mark(bool(validation['grounded']))} grounded in runbook")
+    if "urls_grounded" in validation:
+        badges.append(f"{_mark(bool(validation['urls_grounded']))} links from runbook")
     if isinstance(validation.get("stack_path_match"), int | float):
         share = float(validation["stack_path_match"])
         badges.append(f"{_mark(share >= MIN_STACK_PATH_MATCH)} stack paths {share:.0%}")
@@ -173,10 +205,13 @@ def _test_payload(event: TestEvent, base_url: str | None) -> dict:
 def build_payload(event: Event, *, base_url: str | None = None) -> dict:
     """The JSON body for Slack: Block Kit `blocks` plus the plain `text` notifications show.
 
-    Every piece of user text goes through `escape()`; only our own links are raw.
+    Every piece of user text is defanged and escaped; only our own links are raw, and
+    Slack is told not to unfurl (fetch and preview) any URL in the message.
     """
     if isinstance(event, IssueEvent):
-        return _issue_payload(event, base_url)
-    if isinstance(event, DigestEvent):
-        return _digest_payload(event, base_url)
-    return _test_payload(event, base_url)
+        payload = _issue_payload(event, base_url)
+    elif isinstance(event, DigestEvent):
+        payload = _digest_payload(event, base_url)
+    else:
+        payload = _test_payload(event, base_url)
+    return {**payload, "unfurl_links": False, "unfurl_media": False}

@@ -113,7 +113,7 @@ def test_user_text_cannot_inject_links_or_mentions():
     body = _texts(payload)
     for raw in ("<!channel>", "<!here>", "<!everyone>", "<@U123>", "<https://evil"):
         assert raw not in body
-    assert "&lt;!channel&gt; boom &amp; &lt;https://evil.example|click here&gt;" in body
+    assert "&lt;!channel&gt; boom &amp; &lt;https[:]//evil[.]example|click here&gt;" in body
     assert "Run &lt;!here&gt; &amp; pray" in body
     # the only links left are ours
     assert body.count("<https://") == body.count(f"<{BASE}/")

@@ -173,6 +173,7 @@ def test_grounded_specific_suggestion_validates():
         "unknown_dim_share": 0.0,
         "ok": True,
         "complaints": [],
+        "urls_grounded": True,
     }
 
 
