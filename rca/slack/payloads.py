@@ -38,9 +38,10 @@ def escape(text: Any) -> str:
     return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-# A scheme URL's "scheme://host" part, and a "www." host without a scheme.
-_SCHEME_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,30}):/{2,}([^\s/?#<>|\\]*)")
-_WWW_HOST = re.compile(r"(?i)\bwww\.")
+# A scheme URL's "scheme://host" part, and a "www." host without a scheme. No word boundary
+# is required: `_http://evil.example_` (italics in mrkdwn) must be defanged too.
+_SCHEME_URL = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,30}):/{2,}([^\s/?#<>|\\]*)")
+_WWW_HOST = re.compile(r"(?i)www\.")
 
 
 def defang(text: str) -> str:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import re
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from rca.slack import DigestEvent, IssueEvent, IssueInfo, SuggestionInfo, build_payload
 from rca.slack.payloads import defang
 
@@ -83,3 +86,15 @@ def test_defang_keeps_text_readable_and_leaves_non_urls_alone():
     assert defang("get http://evil.example/a.b?c=d.e") == "get http[:]//evil[.]example/a.b?c=d.e"
     assert defang("WWW.evil.example") == "WWW[.]evil.example"
     assert defang("torch.nn.Linear in model.py:12") == "torch.nn.Linear in model.py:12"
+
+
+@given(st.text(alphabet=st.sampled_from(list("htps:/.wW_*~`<>|&ex1 -")), max_size=60))
+def test_no_text_keeps_a_scheme_url_or_www_host_after_defanging(text: str):
+    out = defang(text)
+    assert not re.search(r"(?i)[a-z]://", out)
+    assert "www." not in out.lower()
+
+
+def test_urls_inside_mrkdwn_markers_are_defanged_too():
+    assert defang("_http://evil.example_") == "_http[:]//evil[.]example_"
+    assert defang("*www.evil.example*") == "*www[.]evil.example*"

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rca.context import AnalysisContext, Evidence
 from rca.validation import unsourced_urls, urls_in, validate
@@ -115,3 +117,12 @@ def test_unsourced_urls_compares_without_trailing_punctuation_or_case():
     text = "Reinstall from https://download.pytorch.org/whl/cu121, then retry."
     assert unsourced_urls(text, runbook) == []
     assert unsourced_urls("Go to http://evil.example.", runbook) == ["http://evil.example"]
+
+
+@given(
+    st.text(max_size=300)
+    | st.text(alphabet=st.sampled_from(list("htps:/.wcom<>()[]` ")), max_size=200)
+)
+def test_urls_in_takes_any_text_and_returns_pieces_of_it(text: str):
+    for url in urls_in(text):
+        assert url and url in text
