@@ -89,6 +89,23 @@ def test_links_and_images_in_incident_and_suggestion_text_stay_inert(live_server
     expect(page.locator("table.logs")).to_contain_text("see http://evil.example/bare")
     _assert_inert(page)
 
+    # Another issue of the project lists the first one's suggestion as a similar past fix.
+    other = requests.post(
+        f"{live_server.url}/api/v1/incidents",
+        json=INCIDENT | {"service": "ranker-canary"},
+        headers=tenant.auth,
+        timeout=10,
+    ).json()
+    suggestion = analysed(Incident.objects.get(pk=other["incident_id"]))
+    suggestion.analysis.retrieved += [
+        {"kind": "past_fix", "slug": "s", "title": EVIL, "fused": 0.02}
+        | {"issue_id": body["issue_id"], "incident_id": body["incident_id"], "action": EVIL}
+    ]
+    suggestion.analysis.save()
+    page.goto(f"{live_server.url}/issues/{other['issue_id']}")
+    expect(page.locator("ul.past")).to_contain_text("[click](http://evil.example/md)")
+    _assert_inert(page)
+
     page.wait_for_load_state("load")
     assert dialogs == []
     assert evil_requests == []
