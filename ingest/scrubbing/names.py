@@ -185,7 +185,8 @@ def secret_name(name: str) -> SecretName | None:
         return SecretName("password", True, may_be_path=last == "pwd")
     if last == "secret":
         return SecretName("secret", True)
-    if last == "authorization":
+    if last == "authorization" and before in {"", "http", "proxy", "x"}:
+        # not Microsoft.AspNetCore.Authorization, a module in a list of versions
         return SecretName("authorization", True)
     if last in {"cookie", "cookies"}:
         return SecretName("cookie", True)
