@@ -71,7 +71,7 @@ def _item_length(header: dict, index: int) -> int | None:
 class Item(NamedTuple):
     header: dict
     payload: bytes
-    index: int  # position in the envelope, dropped items counted
+    position: int  # index in the envelope, dropped items counted
 
 
 @dataclass

@@ -59,8 +59,8 @@ def _events(kind: str, envelope: Envelope) -> list[Any]:
     for item in envelope.items:
         if item.header.get("type") != "event":
             continue  # sessions, client reports, transactions, attachments: not incidents
-        loc: list[str | int] = ["body"] if kind == "store" else ["body", "items", item.index]
-        what = "body" if kind == "store" else f"item {item.index} (event)"
+        loc: list[str | int] = ["body"] if kind == "store" else ["body", "items", item.position]
+        what = "body" if kind == "store" else f"item {item.position} (event)"
         try:
             event = load_json(item.payload, what, loc)
         except EnvelopeError as exc:
