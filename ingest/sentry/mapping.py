@@ -253,8 +253,8 @@ def event_to_incident(event: Any, envelope_event_id: Any = None) -> dict:
     if chain and chain[0]["type"] == "" and not chain[0]["message"]:
         chain[0]["message"] = incident["message"]
     error_type = chain[-1]["type"] if chain else ""
-    if not (error_type.strip() or incident["message"].strip() or chain):
-        incident["message"] = UNLABELED
+    if not (error_type.strip() or incident["message"].strip()):
+        incident["message"] = UNLABELED  # an issue needs a title, however little was sent
     optional = {
         "event_id": event_id_of(event.get("event_id")) or event_id_of(envelope_event_id),
         "occurred_at": iso_time(event.get("timestamp")),

@@ -466,8 +466,16 @@ def test_the_envelope_headers_id_stands_in_only_for_a_missing_one():
     assert "event_id" not in event_to_incident({"event_id": "no spaces allowed"}, None)
 
 
-def test_an_event_with_nothing_to_title_it_is_unlabelled_not_dropped():
-    incident = event_to_incident({"event_id": "ab" * 16, "platform": "go", "exception": []})
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"event_id": "ab" * 16, "platform": "go", "exception": []},
+        {"exception": {"values": [{}]}},
+        {"level": "error", "threads": [{"stacktrace": {"frames": [{"function": "run"}]}}]},
+    ],
+)
+def test_an_event_with_nothing_to_title_it_is_unlabelled_not_dropped(event):
+    incident = event_to_incident(event)
     assert incident["message"] == "<unlabeled event>"
     IncidentIn.model_validate(incident)
 
