@@ -9,6 +9,8 @@ COPY ingest ./ingest
 COPY rca ./rca
 RUN pip install .
 COPY . .
-RUN DATABASE_URL=postgresql://build@localhost/build python manage.py collectstatic --noinput
+# collectstatic loads the settings, which refuse to start without a key: a throwaway one.
+RUN DATABASE_URL=postgresql://build@localhost/build SECRET_KEY=collectstatic-at-build-only \
+    python manage.py collectstatic --noinput
 EXPOSE 8000
 CMD ["gunicorn", "webapp.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -41,6 +41,10 @@ test: $(STAMP) test-tools ## run the whole test suite (unit, integration, browse
 	@# a cluster of its own, so tests never touch (or stop) the `make run` database
 	RCA_DATA_DIR=$(CURDIR)/.data/test $(PY) -m pytest
 
+# Tools that load the settings but serve no one get a throwaway key (settings refuse to
+# start without SECRET_KEY; `make run` keeps its own in .data/secret_key).
+lint bench: export SECRET_KEY ?= $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+
 lint: $(STAMP) ## ruff lint + format check, mypy, migrations in sync
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

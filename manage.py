@@ -6,6 +6,10 @@ import sys
 
 if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    if sys.argv[1:2] == ["run"]:  # `make run` works with zero configuration
+        from webapp.instance_secret import provide_for_local_run
+
+        provide_for_local_run()
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -11,9 +11,10 @@ import hmac
 import secrets
 from datetime import timedelta
 
+from django.db import transaction
 from django.utils import timezone
 
-from ingest.models import ApiKey, Project
+from ingest.models import ApiKey, Project, new_sentry_key
 
 LAST_USED_PRECISION = timedelta(minutes=1)
 
@@ -50,3 +51,25 @@ def authenticate(token: str) -> ApiKey | None:
 
 def revoke(key: ApiKey) -> None:
     ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def rotate(key: ApiKey) -> tuple[ApiKey, str] | None:
+    """Replace a live key by a new one of the same name; the old one fails from now on.
+
+    Authentication reads the row on every request (no cache), so the revocation holds
+    for the very next request. None when the key was already revoked (a second click).
+    """
+    with transaction.atomic():
+        revoked = ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+        if not revoked:
+            return None
+        return create_key(key.project, name=key.name)
+
+
+def rotate_sentry_key(project: Project) -> str:
+    """A new public key for the project's Sentry DSN; SDKs still on the old DSN get 401."""
+    project.sentry_key = new_sentry_key()
+    project.save(update_fields=["sentry_key"])
+    return project.sentry_key

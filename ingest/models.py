@@ -16,6 +16,9 @@ def _sentry_key() -> str:
     return secrets.token_hex(16)
 
 
+new_sentry_key = _sentry_key  # public name for rotation (0001 refers to the private one)
+
+
 class Project(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=100, unique=True)

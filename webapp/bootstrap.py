@@ -11,6 +11,7 @@ import secrets
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
 
 from ingest.keys import create_key
 from ingest.models import Project
@@ -34,8 +35,9 @@ def ensure_demo(credentials_file: Path, base_url: str) -> str:
         _ensure_responder(user_model.objects.filter(username="admin").first(), project)
         return credentials_file.read_text()
 
-    password = secrets.token_urlsafe(12)
+    password = secrets.token_urlsafe(18)  # 144 random bits, 24 characters
     admin = user_model.objects.filter(username="admin").first()
+    validate_password(password, admin or user_model(username="admin", email="admin@localhost"))
     if admin is None:
         admin = user_model.objects.create_superuser("admin", "admin@localhost", password)
     else:

@@ -6,6 +6,8 @@ so these pages keep working (saying Slack is unavailable) on an instance without
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,12 +30,42 @@ def mask_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}/…{url[-4:]}"
 
 
-def settings_context(project: Project) -> dict[str, Any]:
+@dataclass(frozen=True)
+class KeyRow:
+    """An API key as the settings page lists it; `prefix` is empty for viewers."""
+
+    pk: int
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+def _key_rows(project: Project, show_secrets: bool) -> list[KeyRow]:
+    return [
+        KeyRow(
+            pk=k.pk,
+            name=k.name,
+            prefix=k.prefix if show_secrets else "",
+            created_at=k.created_at,
+            last_used_at=k.last_used_at,
+            revoked_at=k.revoked_at,
+        )
+        for k in project.api_keys.order_by("revoked_at", "-created_at")
+    ]
+
+
+def settings_context(project: Project, *, show_secrets: bool) -> dict[str, Any]:
+    """What the settings page shows. Viewers (`show_secrets=False`) get no key material:
+    no key prefixes, no DSN (its public key lets anyone send events), no webhook URL."""
     return {
         "project": project,
-        "dsn": project_dsn(project),
-        "keys": list(project.api_keys.order_by("revoked_at", "-created_at")),
-        "webhook_masked": mask_url(project.slack_webhook_url),
+        "show_secrets": show_secrets,
+        "dsn": project_dsn(project) if show_secrets else "",
+        "keys": _key_rows(project, show_secrets),
+        "webhook_set": bool(project.slack_webhook_url),
+        "webhook_masked": mask_url(project.slack_webhook_url) if show_secrets else "",
         "webhook_default": not project.slack_webhook_url and bool(settings.SLACK_WEBHOOK_URL),
         "notifications": list(
             Notification.objects.filter(project=project).order_by("-created_at")[
@@ -54,6 +86,21 @@ def revoke_key(project: Project, key_id: int) -> bool:
         return False
     keys.revoke(key)
     return True
+
+
+def rotate_key(project: Project, key_id: int) -> str | None:
+    """The new key's plaintext (shown once), or None if there was no live key to rotate."""
+    key = ApiKey.objects.filter(project=project, pk=key_id).first()
+    if key is None:
+        return None
+    rotated = keys.rotate(key)
+    return rotated[1] if rotated else None
+
+
+def rotate_dsn(project: Project) -> str:
+    """A new Sentry DSN for the project; the old one is refused from now on."""
+    keys.rotate_sentry_key(project)
+    return project_dsn(project)
 
 
 def save_webhook(project: Project, url: str) -> str:

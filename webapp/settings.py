@@ -6,9 +6,11 @@ Every variable is listed in `.env.example` and the README's configuration table.
 from __future__ import annotations
 
 import warnings
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from webapp import embedded
 
@@ -17,12 +19,24 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-SECRET_KEY = env("SECRET_KEY", default="dev-only-insecure-key-change-me-in-production-0123456789")
+# No fallback: a known key would let anyone forge sessions and password-reset links.
+# `make run` (manage.py run) generates one per instance into `.data/secret_key`
+# (webapp/instance_secret.py); pytest sets its own (pyproject's [tool.pytest.ini_options] env).
+SECRET_KEY = env("SECRET_KEY", default="")
+if not SECRET_KEY:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set. Set the SECRET_KEY environment variable (or put it in .env) to "
+        "a long random value, e.g. the output of: "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'. "
+        "`make run` needs nothing: it generates one for the instance into .data/secret_key."
+    )
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
+    # First: its createsuperuser (password validators also when non-interactive) wins.
+    "webapp",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -31,7 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
-    "webapp",
+    "axes",
     "ingest",
     "rca",
 ]
@@ -47,6 +61,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a refused (locked-out) login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -132,11 +148,39 @@ RCA_PUBLISH_IN_BACKGROUND = env.bool("RCA_PUBLISH_IN_BACKGROUND", default=True)
 # Seconds between polls of the embedded (SQLAlchemy) broker; see webapp/celery.py.
 RCA_EMBEDDED_BROKER_POLL = env.float("RCA_EMBEDDED_BROKER_POLL", default=0.05)
 
+# Every user created (admin pages, createsuperuser, `make run`'s admin) passes all four.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": env.int("RCA_PASSWORD_MIN_LENGTH", default=12)},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
+
+# Login throttling (django-axes), for the UI login and the admin login alike: after
+# RCA_LOGIN_FAILURE_LIMIT failures a username is locked (from any address) and so is an
+# address (for any username), for RCA_LOGIN_COOLOFF_MINUTES. Per username stops a
+# distributed guesser, per address stops one client spraying many usernames; the price is
+# that an attacker can keep a known username locked, so the admin can unlock it
+# (`manage.py axes_reset_username <name>`). Attempts are rows in PostgreSQL: every web
+# process sees them. A correct password during the lockout is refused too.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses while locked; needs `request`
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("RCA_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("RCA_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True  # a successful login forgets that user's earlier typos
+AXES_LOCKOUT_CALLABLE = "webapp.views.auth.locked_out"
+AXES_CLIENT_IP_CALLABLE = "webapp.client_ip.client_ip"
+# Reverse proxies in front of the web server that append to X-Forwarded-For; 0: the peer
+# address is the client (a header a client could forge is never trusted).
+RCA_TRUSTED_PROXIES = env.int("RCA_TRUSTED_PROXIES", default=0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -154,6 +198,28 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+
+# Served over TLS (directly or behind a proxy that terminates it): cookies only over https,
+# HSTS, and http redirected to https. The proxy must set X-Forwarded-Proto itself (and drop
+# a client's), or a client could claim https. Off by default: `make run` is plain http on
+# loopback, where secure cookies would never come back. docker-compose turns it on.
+RCA_TLS = env.bool("RCA_TLS", default=False)
+if RCA_TLS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    # Probes from the load balancer or orchestrator speak plain http to the container.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_HSTS_SECONDS = env.int("RCA_HSTS_SECONDS", default=31536000)
+    # Applies to subdomains of this instance's host only (not its siblings).
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("RCA_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("RCA_HSTS_PRELOAD", default=False)
+    if not SECURE_HSTS_PRELOAD:
+        # security.W021 asks for the preload directive. Preloading is a commitment only
+        # the owner of the whole (apex) domain can make, and is hard to undo, so it is an
+        # explicit opt-in (RCA_HSTS_PRELOAD=true); `check --deploy` is clean without it.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 # Ingestion limits: body size (413), per-key token bucket (429), secret scrubbing.
 RCA_MAX_BODY_BYTES = env.int("RCA_MAX_BODY_BYTES", default=1024 * 1024)

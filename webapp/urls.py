@@ -37,6 +37,12 @@ urlpatterns = [
         project_settings.revoke_key,
         name="revoke-key",
     ),
+    path(
+        "projects/<slug:slug>/keys/<int:key_id>/rotate",
+        project_settings.rotate_key,
+        name="rotate-key",
+    ),
+    path("projects/<slug:slug>/dsn/rotate", project_settings.rotate_dsn, name="rotate-dsn"),
     path("projects/<slug:slug>/slack", project_settings.slack_webhook, name="slack-webhook"),
     path("projects/<slug:slug>/slack/test", project_settings.slack_test, name="slack-test"),
 ]

@@ -41,7 +41,9 @@ def _ours(data_dir: str, port: int) -> list[psutil.Process]:
 def test_make_run_prints_credentials_gets_ready_and_leaves_no_orphans(tmp_path):
     data_dir = str(tmp_path / "data")
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    # Zero configuration, as on a fresh clone: no database, broker or secret key given.
+    unset = ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(RCA_DATA_DIR=data_dir, PORT=str(port))
     log = (tmp_path / "run.log").open("w+")
     make = subprocess.Popen(
@@ -64,6 +66,9 @@ def test_make_run_prints_credentials_gets_ready_and_leaves_no_orphans(tmp_path):
         key = re.search(r"API key: (rc_\S+)", text)
         assert key, text[-2000:]
         assert "[worker]" in text and "[web   ]" in text
+        # The instance made its own secret key, readable by its owner only.
+        secret = os.stat(os.path.join(data_dir, "secret_key"))
+        assert secret.st_size > 50 and secret.st_mode & 0o077 == 0
 
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=10) as resp:
             body = json.loads(resp.read())

@@ -14,9 +14,10 @@ NEW_KEY = "new_api_key"  # session slot: the plaintext survives exactly one redi
 
 
 def _context(request: HttpRequest, project, role: str, **extra) -> dict:
+    responder = role == access.RESPONDER
     return {
-        **project_settings.settings_context(project),
-        "can_manage": role == access.RESPONDER,
+        **project_settings.settings_context(project, show_secrets=responder),
+        "can_manage": responder,
         **extra,
     }
 
@@ -57,6 +58,37 @@ def revoke_key(request: HttpRequest, slug: str, key_id: int) -> HttpResponse:
     project_settings.revoke_key(project, key_id)
     if is_fragment(request):
         return render(request, "projects/_keys.html", _context(request, project, role))
+    return redirect("project-settings", slug=project.slug)
+
+
+@page
+@require_POST
+def rotate_key(request: HttpRequest, slug: str, key_id: int) -> HttpResponse:
+    """A new key of the same name, shown once; the old one gets 401 from now on."""
+    project, role = access.project(request.user, slug, write=True)
+    plaintext = project_settings.rotate_key(project, key_id)
+    if is_fragment(request):
+        return render(
+            request, "projects/_keys.html", _context(request, project, role, new_key=plaintext)
+        )
+    if plaintext:
+        request.session[NEW_KEY] = plaintext
+    return redirect("project-settings", slug=project.slug)
+
+
+@page
+@require_POST
+def rotate_dsn(request: HttpRequest, slug: str) -> HttpResponse:
+    """A new Sentry DSN; SDKs still configured with the old one get 401 from now on."""
+    project, role = access.project(request.user, slug, write=True)
+    project_settings.rotate_dsn(project)
+    if is_fragment(request):
+        return render(
+            request, "projects/_dsn.html", _context(request, project, role, dsn_rotated=True)
+        )
+    messages.success(
+        request, "New DSN: configure your Sentry SDKs with it; the old one is refused now."
+    )
     return redirect("project-settings", slug=project.slug)
 
 
