@@ -16,6 +16,7 @@ from ingest import content_encoding
 from ingest.json_depth import TooDeep, check_depth
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+MAX_HEADER_BYTES = 64 * 1024  # an envelope or item header line; real ones are < 1 KiB
 
 
 class EnvelopeError(ValueError):
@@ -74,6 +75,30 @@ class Item(NamedTuple):
     position: int  # index in the envelope, dropped items counted
 
 
+def _header_line(data: bytes) -> tuple[dict, int]:
+    """The envelope header and where its line ends; a header line is small (Relay's are)."""
+    end = data.find(b"\n", 0, MAX_HEADER_BYTES + 1)
+    if end < 0:
+        if len(data) > MAX_HEADER_BYTES:
+            raise EnvelopeError(
+                f"envelope header line is longer than {MAX_HEADER_BYTES} bytes",
+                ["body", "header"],
+            )
+        end = len(data)
+    if not data[:end].strip():
+        raise EnvelopeError("envelope is empty or has no header line")
+    header = _json(data[:end], "envelope header", ["body", "header"])
+    if not isinstance(header, dict):
+        raise EnvelopeError("envelope header must be a JSON object", ["body", "header"])
+    return header, end
+
+
+def read_header(data: bytes) -> dict:
+    """Only the envelope header (where the DSN may be), read before the key is checked:
+    the items are parsed once the key is known to be good."""
+    return _header_line(bytes(data))[0]
+
+
 @dataclass
 class Envelope:
     """An envelope split into items; ``dropped`` lists the items over their size limit."""
@@ -93,13 +118,7 @@ def read_envelope(data: bytes, max_item_bytes: int | None = None) -> Envelope:
     attachment never costs the event beside it).
     """
     data = bytes(data)
-    end = data.find(b"\n")
-    end = len(data) if end < 0 else end
-    if not data[:end].strip():
-        raise EnvelopeError("envelope is empty or has no header line")
-    header = _json(data[:end], "envelope header", ["body", "header"])
-    if not isinstance(header, dict):
-        raise EnvelopeError("envelope header must be a JSON object", ["body", "header"])
+    header, end = _header_line(data)
     envelope = Envelope(header)
     pos = end + 1
     index = 0
@@ -110,6 +129,11 @@ def read_envelope(data: bytes, max_item_bytes: int | None = None) -> Envelope:
         pos = end + 1
         if not line.strip():
             continue
+        if len(line) > MAX_HEADER_BYTES:
+            raise EnvelopeError(
+                f"item {index} header line is longer than {MAX_HEADER_BYTES} bytes",
+                ["body", "items", index, "header"],
+            )
         item_header = _json(line, f"item {index} header", ["body", "items", index, "header"])
         if not isinstance(item_header, dict):
             raise EnvelopeError(f"item {index} header must be a JSON object")

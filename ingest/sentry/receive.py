@@ -21,6 +21,7 @@ from ingest.sentry.envelope import (
     decode_body,
     load_json,
     read_envelope,
+    read_header,
 )
 from ingest.store import store_incidents
 
@@ -41,6 +42,16 @@ class Received:
 
 
 log = logging.getLogger(__name__)
+
+
+def _header(kind: str, data: bytes) -> dict:
+    """The envelope header, the one part parsed before the key is checked."""
+    if kind == "store":
+        return {}
+    try:
+        return read_header(data)
+    except EnvelopeError as exc:
+        raise SentryRefused(400, exc.loc, str(exc)) from None
 
 
 def _envelope(kind: str, data: bytes) -> Envelope:
@@ -96,8 +107,7 @@ def receive(
     except EnvelopeError as exc:
         status = 413 if isinstance(exc, EnvelopeTooLarge) else 400
         raise SentryRefused(status, exc.loc, str(exc)) from None
-    envelope = _envelope(kind, data)
-    header = envelope.header
+    header = _header(kind, data)
     public_key = public_key_from_request(headers, query, header)
     if not public_key:
         raise SentryRefused(401, ["header", "X-Sentry-Auth"], "missing sentry_key (use the DSN)")
@@ -107,6 +117,7 @@ def receive(
     limit = ratelimit.take(f"sentry:{project.pk}")
     if not limit.allowed:
         raise SentryRefused(429, [], "rate limit exceeded", retry_after=limit.retry_after)
+    envelope = _envelope(kind, data)
     events = _events(kind, envelope)
     if envelope.dropped:
         log.warning(

@@ -8,6 +8,7 @@ import zlib
 
 import brotli
 import pytest
+import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sentry_sdk.envelope import Envelope, Item, PayloadRef
@@ -15,11 +16,14 @@ from sentry_sdk.utils import Dsn
 
 from ingest.sentry.auth import build_dsn, public_key_from_request
 from ingest.sentry.envelope import (
+    MAX_HEADER_BYTES,
     EnvelopeError,
     EnvelopeTooLarge,
     decode_body,
     events_from_envelope,
     parse_envelope,
+    read_envelope,
+    read_header,
 )
 
 DSN = "http://abc123@127.0.0.1:9/42"
@@ -235,7 +239,8 @@ def test_empty_payload_without_length_is_an_empty_item():
         (b'{}\n{"type":"event","length":2}\n{}}\n', "longer than its declared length"),
         (b'{}\n{"type":"event"}\n{"message": \n', "item 0 \\(event\\) payload is not valid JSON"),
         (b'{}\n{"type":"event"}\n["a list"]\n', "payload must be a JSON object"),
-        (b"{}\n" + b"[" * 100_000 + b"\n", "nested more than 32 levels"),
+        (b"{}\n" + b"[" * 100_000 + b"\n", "header line is longer than"),
+        (b"{}\n" + b"[" * 1000 + b"\n", "nested more than 32 levels"),
     ],
 )
 def test_truncated_or_garbage_envelopes_say_what_is_wrong(body, why):
@@ -272,3 +277,63 @@ def test_envelopes_with_arbitrary_item_headers_only_raise_envelope_error(items):
     )
     with contextlib.suppress(EnvelopeError):
         events_from_envelope(body)
+
+
+# --- item limits, header limits, depth --------------------------------------------------
+
+
+def test_an_item_over_its_limit_is_dropped_and_counted_the_event_beside_it_kept():
+    event = b'{"message": "boom"}'
+    body = (
+        b'{"event_id": "9ec79c33ec9942ab8353589fcb2e04dc"}\n'
+        + b'{"type": "attachment", "length": 2000}\n'
+        + b"\0" * 2000
+        + b'\n{"type": "event"}\n'
+        + event
+        + b"\n{}\n"
+        + b"x" * 1500  # an item without a length, over the limit too
+        + b"\n"
+    )
+    envelope = read_envelope(body, max_item_bytes=1000)
+    assert [(item.header.get("type"), item.position) for item in envelope.items] == [("event", 1)]
+    assert envelope.items[0].payload == event
+    assert envelope.dropped == [
+        {"item": 0, "type": "attachment", "msg": "item is 2000 bytes; the limit is 1000"},
+        {"item": 2, "type": "None", "msg": "item is 1500 bytes; the limit is 1000"},
+    ]
+
+
+def test_an_item_exactly_at_its_limit_is_kept():
+    body = b'{}\n{"type": "attachment", "length": 1000}\n' + b"a" * 1000 + b"\n"
+    assert read_envelope(body, max_item_bytes=1000).dropped == []
+
+
+def test_header_lines_are_small_or_refused_before_any_parsing():
+    with pytest.raises(EnvelopeError, match="header line is longer than") as caught:
+        read_header(b"[" * (MAX_HEADER_BYTES + 1))
+    assert caught.value.loc == ["body", "header"]
+    item_header = b'{"type": "event", "pad": "' + b"p" * MAX_HEADER_BYTES + b'"}'
+    with pytest.raises(EnvelopeError, match="item 0 header line is longer") as caught:
+        read_envelope(b"{}\n" + item_header + b"\n{}\n")
+    assert caught.value.loc == ["body", "items", 0, "header"]
+    assert read_header(b'{"dsn": "x"}\n' + b"z" * (MAX_HEADER_BYTES * 2)) == {"dsn": "x"}
+
+
+def test_a_deep_event_item_is_refused_with_the_path_inside_the_envelope():
+    deep = b'{"contexts": {"gpu": ' + b"[" * 40 + b"]" * 40 + b"}}"
+    body = b'{}\n{"type": "session"}\n{}\n{"type": "event"}\n' + deep + b"\n"
+    with pytest.raises(EnvelopeError, match="nested more than 32") as caught:
+        events_from_envelope(body)
+    assert caught.value.loc[:6] == ["body", "items", 1, "contexts", "gpu", 0]
+    assert len(caught.value.loc) == 3 + 32
+
+
+@pytest.mark.parametrize(
+    ("encoding", "compress"),
+    [("zstd", lambda b: zstandard.ZstdCompressor().compress(b)), ("gzip, zstd", None)],
+)
+def test_zstd_bodies_decode_to_the_same_events(encoding, compress):
+    body = sdk_envelope()
+    if compress is None:
+        compress = lambda b: zstandard.ZstdCompressor().compress(gzip.compress(b))  # noqa: E731
+    assert events_from_envelope(decode_body(compress(body), encoding))[0]["message"] == "boom"
