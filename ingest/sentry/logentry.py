@@ -116,3 +116,19 @@ def event_message(event: dict) -> str:
         if found.strip():
             return found
     return ""
+
+
+def event_template(event: dict) -> str:
+    """The template of a log message whose shown text differs from it; "" otherwise.
+
+    Sentry groups message events by this template ("Error in %s"), not by the filled text,
+    so every "Error in <job>" is one issue whatever the job.
+    """
+    for candidate in (event.get("logentry"), event.get("message")):
+        if isinstance(candidate, dict):
+            template = text(candidate.get("message"), MAX_MESSAGE)
+            if template.strip() and template != _entry_text(candidate):
+                return template
+        if _entry_text(candidate).strip():
+            return ""
+    return ""

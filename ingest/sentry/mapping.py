@@ -18,7 +18,7 @@ from typing import Any
 from ingest.event_ids import normalise_event_id
 from ingest.parsing.frames import MAX_FRAMES, make_frame
 from ingest.sentry.exception_type import exception_type
-from ingest.sentry.logentry import event_message
+from ingest.sentry.logentry import event_message, event_template
 from ingest.sentry.ml_context import inference_context, resource_impact
 from ingest.sentry.values import as_dict, as_repr, count, first, iso_time, text
 
@@ -222,6 +222,14 @@ def _fingerprint(value: Any) -> list[str]:
     return [part for part in found if part.strip()][:MAX_FINGERPRINT]
 
 
+def _by_template(event: dict, chain: list[dict[str, Any]]) -> list[str]:
+    """A log message without exception or stack groups by its template, as in Sentry."""
+    if any(entry["type"] or entry["frames"] for entry in chain):
+        return []
+    template = event_template(event)
+    return ["sentry-logentry", template[:MAX_SHORT]] if template else []
+
+
 def event_to_incident(event: Any, envelope_event_id: Any = None) -> dict:
     """Translate one Sentry event into an incident payload; never raises.
 
@@ -262,7 +270,7 @@ def event_to_incident(event: Any, envelope_event_id: Any = None) -> dict:
         "error_type": error_type,
         "inference_context": inference_context(contexts, tags),
         "resource_impact": resource_impact(contexts),
-        "fingerprint": _fingerprint(event.get("fingerprint")),
+        "fingerprint": _fingerprint(event.get("fingerprint")) or _by_template(event, chain),
     }
     incident.update({key: value for key, value in optional.items() if value})
     return incident

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sentry_sdk.transport import Transport
 
+from ingest.derive import derive
 from ingest.schema import IncidentIn
 from ingest.sentry.envelope import events_from_envelope
 from ingest.sentry.mapping import event_to_incident
@@ -497,3 +498,22 @@ def test_a_native_crash_takes_its_frames_from_the_crashed_thread():
     )  # fmt: skip
     assert [f["function"] for f in incident["stacktrace"][-1]["frames"]] == ["main", "crash"]
     assert incident["stacktrace"][-1]["frames"][0]["module"] == "/usr/bin/app"
+
+
+def test_log_messages_group_by_their_template_as_in_sentry():
+    def fingerprint(event):
+        return derive(IncidentIn.model_validate(event_to_incident(event)).payload()).fingerprint
+
+    def cleanup(job, error):
+        return {"logentry": {"message": "Cleanup of %s failed: %s", "params": [job, error]}}
+
+    assert fingerprint(cleanup("nightly-eu", "disk full")) == fingerprint(
+        cleanup("hourly-us", "timeout")
+    )
+    assert fingerprint(cleanup("a", "b")) != fingerprint(
+        {"logentry": {"message": "Upload of %s failed: %s", "params": ["a", "b"]}}
+    )
+    sdk_says = {**cleanup("a", "b"), "fingerprint": ["cleanup"]}
+    assert event_to_incident(sdk_says)["fingerprint"] == ["cleanup"]
+    raised = {**cleanup("a", "b"), "exception": {"values": [{"type": "OSError"}]}}
+    assert "fingerprint" not in event_to_incident(raised)
