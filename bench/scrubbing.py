@@ -41,6 +41,13 @@ HOSTILE = {
     "Version=,Culture=,": lambda n: "A, Version=1, Culture=n, PublicKeyToken=f, " * (n // 42),
     "AccountKey=;": lambda n: "AccountKey=;" * (n // 12),
     "unclosed quote": lambda n: 'secret="' + "\\a" * (n // 2),
+    # Many short matches: the cost per match (RE2's Python bindings) is the constant.
+    "many ://:a@": lambda n: "://:a@" * (n // 6),
+    "many a@b.cc": lambda n: "a@b.cc " * (n // 7),
+    "many password=x": lambda n: "password=x " * (n // 11),
+    "many a_key=v": lambda n: "a_key=v " * (n // 8),
+    "many Token 1234567": lambda n: "Token 12345678 " * (n // 15),
+    "many ;Pwd=x": lambda n: ";Pwd=x" * (n // 6),
 }
 
 

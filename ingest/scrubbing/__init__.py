@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ingest.scrubbing import substitute
 from ingest.scrubbing.names import redacts, secret_name
 from ingest.scrubbing.patterns import NAME_RULES, PREFILTER, TEXT_RULES, Rule
 
@@ -37,7 +38,7 @@ def _apply(text: str, rules: tuple[Rule, ...], counter: list[int]) -> str:
     before = low.count(_MARKER)
     for rule in rules:
         if any(trigger in low for trigger in rule.triggers):
-            text = rule.pattern.sub(rule.replace, text)
+            text = substitute.sub(rule.pattern, rule.replace, text)
     # A rule may hand a match back unchanged (``pad_token=<pad>``): count markers instead.
     counter[0] += max(text.count(_MARKER) - before, 0)
     return text

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ingest.linear_regex import LinearMatch, LinearPattern
+from ingest.linear_regex import LinearPattern
 from ingest.linear_regex import compile as linear
 from ingest.scrubbing.names import redacts, secret_name
+from ingest.scrubbing.substitute import ByteMatch
 
 # Distinctive tokens: a vendor prefix and a body no ordinary word has. Case-sensitive.
 TOKENS: dict[str, str] = {
@@ -91,10 +92,10 @@ class Rule:
     name: str
     triggers: tuple[str, ...]
     pattern: LinearPattern
-    replace: Callable[[LinearMatch], str]
+    replace: Callable[[ByteMatch], str]
 
 
-def _fixed(kind: str) -> Callable[[LinearMatch], str]:
+def _fixed(kind: str) -> Callable[[ByteMatch], str]:
     marker = _marker(kind)
     return lambda match: marker
 
@@ -102,33 +103,33 @@ def _fixed(kind: str) -> Callable[[LinearMatch], str]:
 _TOKEN_MARKERS = [_marker(kind) for kind in TOKENS]
 
 
-def _token(match: LinearMatch) -> str:
+def _token(match: ByteMatch) -> str:
     # Group n+1 is the n-th kind. Numbered, not named: RE2's Python bindings rebuild the
     # name table on every named lookup, which made hostile text three times slower.
     return _TOKEN_MARKERS[(match.lastindex or 1) - 1]  # type: ignore[attr-defined]
 
 
-def _keep_prefix(kind: str) -> Callable[[LinearMatch], str]:
+def _keep_prefix(kind: str) -> Callable[[ByteMatch], str]:
     """Keep group 1 (the words around the secret) and replace group 2 by the marker."""
     marker = _marker(kind)
     return lambda match: f"{match.group(1)}{marker}"
 
 
-def _bearer(match: LinearMatch) -> str:
+def _bearer(match: ByteMatch) -> str:
     scheme, space, value = match.group(1), match.group(2), str(match.group(3))
     if value.isalpha() and value[1:].islower():
         return str(match.group(0))  # "Token expired", "Basic setup": English, not a credential
     return f"{scheme}{space}{_marker('bearer_token')}"
 
 
-def _url_credentials(match: LinearMatch) -> str:
+def _url_credentials(match: ByteMatch) -> str:
     return f"{match.group(1)}:{_marker('password')}@"
 
 
 _AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest"})
 
 
-def _assignment(match: LinearMatch) -> str:
+def _assignment(match: ByteMatch) -> str:
     key, quote, sep, value = (match[group] or "" for group in (1, 2, 3, 4))
     found = secret_name(key)
     opening = value[: len(value) - len(value.lstrip("\\\"'"))]

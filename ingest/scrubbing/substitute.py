@@ -1,0 +1,85 @@
+"""Replace every match of an RE2 pattern at the cost of one engine call per match.
+
+google-re2's own ``sub`` spends about 20 µs of Python per match (it turns every group's
+byte offsets into character offsets and builds a match object), so hostile text with a
+match every few characters (``;Pwd=x;Pwd=x...``) cost 15 ms per KiB. Here the text is
+encoded to UTF-8 once, matches are found on the bytes, and a group is decoded only when a
+rule reads it: about 5 µs per match, the same result (a property test checks it against
+``LinearPattern.sub``).
+
+Lone surrogates (JSON allows ``"\\ud800"``) travel as ``surrogatepass`` bytes, which are
+not UTF-8 to RE2: no match can start, end or run through one, so every slice decodes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from re2 import _re2  # type: ignore[import-untyped]
+
+from ingest.linear_regex import LinearPattern
+
+_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+
+
+class ByteMatch:
+    """The part of a match object our replacement functions use, over UTF-8 bytes."""
+
+    __slots__ = ("_data", "_spans")
+
+    def __init__(self, data: bytes, spans: list[tuple[int, int]]) -> None:
+        self._data = data
+        self._spans = spans
+
+    def group(self, index: int = 0) -> str | None:
+        start, end = self._spans[index]
+        if start < 0:
+            return None
+        return self._data[start:end].decode("utf-8", "surrogatepass")
+
+    __getitem__ = group
+
+    @property
+    def lastindex(self) -> int | None:
+        """The group that closed last, as ``re`` defines it (the outermost on a tie)."""
+        best, best_end = None, -1
+        for index in range(1, len(self._spans)):
+            end = self._spans[index][1]
+            if end > best_end:
+                best, best_end = index, end
+        return best
+
+
+def _engine(pattern: LinearPattern) -> object:
+    # The compiled RE2 object inside linear_regex's wrapper and google-re2's own wrapper.
+    # Both are private; tests/unit/test_scrubbing.py checks the result against .sub().
+    return pattern._regexp._regexp  # type: ignore[attr-defined]
+
+
+def sub(pattern: LinearPattern, replace: Callable[[ByteMatch], str], text: str) -> str:
+    """``pattern.sub(replace, text)``, linear in ``len(text)`` with a small constant."""
+    try:
+        return _sub_bytes(pattern, replace, text)
+    except UnicodeDecodeError:  # a match split an unpaired surrogate: never seen, but safe
+        return pattern.sub(replace, text)  # type: ignore[arg-type]
+
+
+def _sub_bytes(pattern: LinearPattern, replace: Callable[[ByteMatch], str], text: str) -> str:
+    data = text.encode("utf-8", "surrogatepass")
+    engine = _engine(pattern)
+    end = len(data)
+    pos = last = 0
+    pieces: list[bytes] = []
+    while pos <= end:
+        spans = engine.Match(_UNANCHORED, data, pos, end)  # type: ignore[attr-defined]
+        start, stop = spans[0]
+        if start < 0:
+            break
+        pieces.append(data[last:start])
+        pieces.append(replace(ByteMatch(data, spans)).encode("utf-8", "surrogatepass"))
+        last = stop
+        pos = stop if stop > start else stop + 1
+    if not pieces:
+        return text
+    pieces.append(data[last:])
+    return b"".join(pieces).decode("utf-8", "surrogatepass")
