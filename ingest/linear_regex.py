@@ -55,6 +55,8 @@ class LinearMatch(Protocol):
     def end(self, group: int = 0) -> int: ...
     def span(self, group: int = 0) -> tuple[int, int]: ...
     def __getitem__(self, group: int | str) -> str | Any: ...
+    @property
+    def string(self) -> str: ...
 
 
 # What ``re`` means by \d, \w and \s on str (isdecimal, isalnum or "_", isspace).
@@ -154,7 +156,7 @@ class LinearPattern:
     def finditer(self, text: str) -> Iterator[LinearMatch]:
         return self._regexp.finditer(_safe(text))  # type: ignore[attr-defined,no-any-return]
 
-    def findall(self, text: str) -> list[str] | list[tuple[str, ...]]:
+    def findall(self, text: str) -> list[Any]:
         return self._regexp.findall(_safe(text))  # type: ignore[attr-defined,no-any-return]
 
     def split(self, text: str, maxsplit: int = 0) -> list[str]:

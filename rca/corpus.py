@@ -23,6 +23,9 @@ from typing import Any
 
 import yaml
 
+from ingest.linear_regex import LinearPattern, UnsupportedPattern
+from ingest.linear_regex import compile as linear
+
 __all__ = [
     "FAILURE_CLASSES",
     "REQUIRED_SECTIONS",
@@ -194,9 +197,11 @@ def _names(meta: dict[str, Any], key: str, source: str) -> tuple[str, ...]:
 def _signals(meta: dict[str, Any], source: str) -> tuple[str, ...]:
     signals = _str_tuple(meta, "signals", source, required=True)
     for pattern in signals:
+        # Signals run over attacker-written incident text, so they must be RE2 (linear
+        # time): a pattern with lookaround or backreferences is refused here, at load.
         try:
-            compiled = re.compile(pattern, re.IGNORECASE)
-        except re.error as exc:
+            compiled = linear(pattern, ignore_case=True)
+        except UnsupportedPattern as exc:
             raise RunbookError(source, "signals", f"invalid regex {pattern!r}: {exc}") from exc
         for probe in _CATCH_ALL_PROBES:
             if compiled.search(probe):
@@ -306,9 +311,9 @@ def bundled_runbook_dir() -> Path:
 
 
 @functools.lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    # The corpus has more signals than the re module's own cache holds; keep them all.
-    return re.compile(pattern, re.IGNORECASE)
+def _compiled(pattern: str) -> LinearPattern:
+    # The corpus has more signals than linear()'s own cache holds; keep them all.
+    return linear(pattern, ignore_case=True)
 
 
 def match_signals(runbook: Runbook, text: str) -> tuple[str, ...]:

@@ -7,7 +7,6 @@ corpus version changes. ``rca eval --corpus DIR`` builds a scratch one straight 
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,13 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from ingest.linear_regex import LinearPattern
+from ingest.linear_regex import compile as linear
 from rca import corpus
 from rca.bm25 import BM25Index
 from rca.tokens import tokenize
 
 __all__ = ["CorpusIndex", "current_index", "index_from_runbooks"]
 
-_REGEX_SYNTAX = re.compile(r"\\[a-zA-Z]|[\\^$.*+?()\[\]{}|]")
+_REGEX_SYNTAX = linear(r"\\[a-zA-Z]|[\\^$.*+?()\[\]{}|]")
 
 
 def _signal_words(pattern: str) -> str:
@@ -44,7 +45,7 @@ class CorpusIndex:
     titles: list[str]
     classes: list[str]
     runbook_ids: list[int | None]
-    patterns: list[list[re.Pattern[str]]]
+    patterns: list[list[LinearPattern]]
     chunk_ids: list[int | None]
     chunk_runbook: np.ndarray  # runbook position of each chunk
     chunk_sections: list[str]
@@ -69,12 +70,12 @@ class CorpusIndex:
         # Each distinct regex is searched once per query, however many runbooks share it:
         # runbooks derived from a template repeat theirs, and at 25k runbooks x ~7 regexes
         # one search each cost ~130 ms a query (0.7 us a search), the whole latency budget.
-        distinct: dict[tuple[str, int], int] = {}
-        self._distinct_patterns: list[re.Pattern[str]] = []
+        distinct: dict[str, int] = {}
+        self._distinct_patterns: list[LinearPattern] = []
         owners, refs = [], []
         for position, patterns in enumerate(self.patterns):
             for pattern in patterns:
-                key = (pattern.pattern, pattern.flags)
+                key = pattern.pattern
                 if key not in distinct:
                     distinct[key] = len(self._distinct_patterns)
                     self._distinct_patterns.append(pattern)
@@ -117,7 +118,7 @@ def _build(
         titles=[row["title"] for row in rows],
         classes=[row["failure_class"] for row in rows],
         runbook_ids=[row.get("id") for row in rows],
-        patterns=[[re.compile(p, re.IGNORECASE) for p in row["signals"]] for row in rows],
+        patterns=[[linear(p, ignore_case=True) for p in row["signals"]] for row in rows],
         chunk_ids=[c.get("id") for c in chunks],
         chunk_runbook=np.array([position[c["slug"]] for c in chunks], dtype=np.int64),
         chunk_sections=[c["section"] for c in chunks],

@@ -9,10 +9,11 @@ batch size or on another host finds the same runbooks.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ingest.linear_regex import LinearMatch
+from ingest.linear_regex import compile as linear
 from rca.tokens import tokenize
 
 __all__ = ["Signals", "build_signals", "describe_shape_diff", "normalise_message"]
@@ -24,16 +25,19 @@ _KEY_LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING"})
 _NOISE_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
 _CONTEXT_KEYS = ("model_id", "quantization", "device", "framework", "dtype")
 
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.~+@-]+){2,}[\\/]?|\b[\w.-]+\.(?:py|so|cpp|cu|h)\b")
-_URL = re.compile(r"\b(?:https?|s3|gs|file)://\S+")
-_PLACEHOLDER = re.compile(r"<(?:n|hex|path|size|url)>")
-_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{12,}\b")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?(?![\w])")
-_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)\b", re.IGNORECASE)
-_PROGRESS = re.compile(r"[█▏▎▍▌▋▊▉#]{2,}|\d+%\|")
-_SPACES = re.compile(r"[ \t]+")
-_LEADING_TYPE = re.compile(r"^\s*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit))\s*:\s*")
-_SITE_PACKAGES = re.compile(r"(?:site|dist)-packages[\\/](?P<pkg>[A-Za-z_][\w]*)")
+_PATH = linear(r"(?:[A-Za-z]:)?(?:[\\/][\w.~+@-]+){2,}[\\/]?|\b[\w.-]+\.(?:py|so|cpp|cu|h)\b")
+_URL = linear(r"\b(?:https?|s3|gs|file)://\S+")
+_PLACEHOLDER = linear(r"<(?:n|hex|path|size|url)>")
+_HEX = linear(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{12,}\b")
+# A number is not glued to a word or a dot before it nor to a word after it. RE2 has no
+# lookaround, so runs of [\w.] that do not start with a digit are matched (and kept) by the
+# ``skip`` branch, and ``_number`` applies both conditions the way re's backtracking did.
+_NUMBER = linear(r"(?P<num>[-+]?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?)|(?P<skip>[\w.]+)")
+_SIZE = linear(r"\b\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)\b", ignore_case=True)
+_PROGRESS = linear(r"[█▏▎▍▌▋▊▉#]{2,}|\d+%\|")
+_SPACES = linear(r"[ \t]+")
+_LEADING_TYPE = linear(r"^\s*(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit))\s*:\s*")
+_SITE_PACKAGES = linear(r"(?:site|dist)-packages[\\/](?P<pkg>[A-Za-z_][\w]*)")
 
 
 @dataclass
@@ -83,6 +87,30 @@ class Signals:
         return asdict(self)
 
 
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _number(match: LinearMatch) -> str:
+    """`` <n> `` for a number standing on its own, else the text unchanged.
+
+    re tried the longest number first and gave back digits until the next character was
+    not a word character: that leaves the number cut before its last ``.`` or ``,``.
+    """
+    token = match[0]
+    if match["num"] is None:
+        return token
+    text, (start, end) = match.string, match.span()
+    sign = ""
+    if token[0] in "+-" and start > 0 and (_is_word(text[start - 1]) or text[start - 1] == "."):
+        sign, token = token[0], token[1:]  # the number starts after a glued sign
+    if end == len(text) or not _is_word(text[end]):
+        return f"{sign} <n> "
+    mantissa = token.split("e", 1)[0]
+    cut = max(mantissa.rfind("."), mantissa.rfind(","))
+    return f"{sign} <n> {token[cut:]}" if cut > 0 else sign + token
+
+
 def normalise_message(text: str) -> str:
     """Drop what varies between occurrences of one bug: paths, hex ids, sizes, numbers."""
     text = _PROGRESS.sub(" ", text)
@@ -90,7 +118,7 @@ def normalise_message(text: str) -> str:
     text = _PATH.sub(" <path> ", text)
     text = _HEX.sub(" <hex> ", text)
     text = _SIZE.sub(" <size> ", text)
-    text = _NUMBER.sub(" <n> ", text)
+    text = _NUMBER.sub(_number, text)
     lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
     return "\n".join(line for line in lines if line)[:MAX_MESSAGE]
 
@@ -155,7 +183,7 @@ def _library(frame: dict[str, Any]) -> str:
 
 
 def _frame_label(frame: dict[str, Any]) -> str:
-    filename = re.split(r"[\\/]", str(frame.get("filename") or ""))[-1]
+    filename = str(frame.get("filename") or "").replace("\\", "/").rsplit("/", 1)[-1]
     return f"{filename or frame.get('module') or '?'}:{frame.get('function') or '?'}"
 
 

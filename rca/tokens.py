@@ -8,16 +8,20 @@ sides go through this one function so they always agree.
 
 from __future__ import annotations
 
-import re
+from ingest.linear_regex import compile as linear
 
 __all__ = ["STOPWORDS", "tokenize"]
 
 # Identifiers (dotted, snake, camel) and words, digits allowed after the first letter (fp16).
-_IDENT = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*")
-# Parts of one identifier segment: acronym runs (CUDA in CUDAHalf), words, trailing digits.
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+[a-z]*")
-_HEX_LIKE = re.compile(r"^(?:0x)?[0-9a-f]{6,}$")
-_NO_STEM = re.compile(r"(?:ss|us|is|ys|as|os)$")
+# An identifier never starts inside a run of [A-Za-z0-9_]: the first branch swallows runs
+# that start with a digit (``1abc``), which is what a lookbehind did before RE2.
+_IDENT = linear(r"[0-9][A-Za-z0-9_]*|(?P<id>[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*)")
+# Parts of one identifier segment: words (an acronym run glued to the word after it,
+# CUDAHalf, is split by _split_acronym), acronym runs, trailing digits.
+_PART = linear(r"[A-Z]+[a-z]+[0-9]*|[A-Z]+[0-9]*|[a-z]+[0-9]*|[0-9]+[a-z]*")
+_SEPARATORS = linear(r"[._:]+")
+_HEX_LIKE = linear(r"^(?:0x)?[0-9a-f]{6,}$")
+_NO_STEM = ("ss", "us", "is", "ys", "as", "os")
 
 #: Function words that carry no evidence; kept short so words like "not" and "no" survive
 #: (``not supported``, ``no kernel image`` are meaningful in error messages).
@@ -94,15 +98,24 @@ STOPWORDS: frozenset[str] = frozenset(
 
 def _stem(token: str) -> str:
     """Plural folding only ("channels" -> "channel"): safe on code words, no dictionary."""
-    if len(token) > 4 and token.endswith("s") and not _NO_STEM.search(token):
+    if len(token) > 4 and token.endswith("s") and not token.endswith(_NO_STEM):
         return token[:-1]
     return token
 
 
+def _split_acronym(part: str) -> list[str]:
+    """``CUDAHalf`` -> ``CUDA``, ``Half``: the last capital of a run starts the next word."""
+    upper = len(part) - len(part.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    if upper < 2 or upper == len(part) or not part[upper].islower():
+        return [part]
+    return [part[: upper - 1], part[upper - 1 :]]
+
+
 def _parts(identifier: str) -> list[str]:
     parts: list[str] = []
-    for segment in re.split(r"[._:]+", identifier):
-        parts.extend(_PART.findall(segment))
+    for segment in _SEPARATORS.split(identifier):
+        for match in _PART.finditer(segment):
+            parts.extend(_split_acronym(match[0]))
     return parts
 
 
@@ -111,7 +124,9 @@ def tokenize(text: str) -> list[str]:
     snake_case and camelCase split), without stop words, bare numbers or hex blobs."""
     tokens: list[str] = []
     for match in _IDENT.finditer(text):
-        identifier = match.group(0).strip("_.:")
+        if match["id"] is None:
+            continue
+        identifier = match["id"].strip("_.:")
         if not identifier:
             continue
         whole = identifier.lower()

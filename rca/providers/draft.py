@@ -6,10 +6,10 @@ Shared by both providers and by :mod:`rca.suggest`, so it depends on neither pro
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.linear_regex import compile as linear
 from ingest.storable import storable_text
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -42,7 +42,7 @@ class ProviderError(Exception):
 
 # --------------------------------------------------------------------------- parsing
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_FENCE = linear(r"```(?:json|JSON)?\s*\n?(.*?)```", dotall=True)
 
 
 def _as_answer(value: Any) -> dict[str, Any] | None:
@@ -68,7 +68,7 @@ def parse_answer(text: str) -> dict[str, Any]:
         if answer is not None:
             return answer
     decoder = json.JSONDecoder()
-    for start in (m.start() for m in re.finditer(r"\{", text)):
+    for start in (i for i, char in enumerate(text) if char == "{"):
         try:
             value, _ = decoder.raw_decode(text, start)
         except (ValueError, RecursionError):

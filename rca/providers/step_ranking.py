@@ -7,9 +7,10 @@ cues, and the facts read from shapes, memory figures and state_dict keys.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
+from ingest.linear_regex import LinearMatch
+from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from rca.context import AnalysisContext, Evidence
 from rca.providers.draft import Draft
@@ -68,7 +69,7 @@ _SERVING_CUES = frozenset(
         "inference_mode", "eval", "evaluate", "evaluation",
     }
 )  # fmt: skip
-_WHOLE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_WHOLE_WORD = linear(r"[A-Za-z][A-Za-z0-9_-]*")
 #: Frameworks a step may be written for; synonyms map to one name.
 _FRAMEWORKS = {
     "vllm": "vllm",
@@ -96,20 +97,21 @@ _FRAMEWORKS = {
     "bitsandbytes": "bitsandbytes",
     "ollama": "ollama",
 }
-_ADVICE = re.compile(
+_ADVICE = linear(
     r"\b(?:try|consider|you can|you might|you may|please|if you|to avoid|see documentation"
     r"|make sure|hint)\b",
-    re.IGNORECASE,
+    ignore_case=True,
 )
-_MESSAGE_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence ends at . ! or ? before whitespace (the mark stays with it), or at newlines.
+_MESSAGE_BREAK = linear(r"[.!?]\s+|\n+")
 _MEMORY = r"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>[KMGT])iB"
-_OOM_NEW = re.compile(
+_OOM_NEW = linear(
     _MEMORY.format(name="alloc")
     + r" is allocated by PyTorch, and "
     + _MEMORY.format(name="spare")
     + r" is reserved by PyTorch but unallocated"
 )
-_OOM_OLD = re.compile(
+_OOM_OLD = linear(
     _MEMORY.format(name="alloc")
     + r" already allocated;.*?"
     + _MEMORY.format(name="reserved")
@@ -117,11 +119,23 @@ _OOM_OLD = re.compile(
 )
 _UNITS = {"K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0 * 1024}
 _FRAGMENTATION_WORDS = frozenset({"fragmentation", "expandable_segments", "max_split_size_mb"})
-_KEYS_LINE = re.compile(r"(?P<kind>Missing|Unexpected) key\(s\) in state_dict:(?P<keys>[^\n]*)")
-_KEY = re.compile(r'"([^"]+)"')
+_KEYS_LINE = linear(r"(?P<kind>Missing|Unexpected) key\(s\) in state_dict:(?P<keys>[^\n]*)")
+_KEY = linear(r'"([^"]+)"')
 
 
-def _mib(match: re.Match[str], name: str) -> float:
+def _sentences(message: str) -> list[str]:
+    """Split like ``re.split(r"(?<=[.!?])\\s+|\n+")`` did; RE2 has no lookbehind."""
+    pieces: list[str] = []
+    start = 0
+    for match in _MESSAGE_BREAK.finditer(message):
+        stop = match.start() + (0 if match[0][0] == "\n" else 1)
+        pieces.append(message[start:stop])
+        start = match.end()
+    pieces.append(message[start:])
+    return pieces
+
+
+def _mib(match: LinearMatch, name: str) -> float:
     return float(match.group(name)) * _UNITS[match.group(f"{name}_unit")]
 
 
@@ -200,7 +214,7 @@ def _shape_words(diffs: list) -> list[str]:
     return words
 
 
-_ES_PLURAL = re.compile(r"(?:ss|ch|sh|x|z)e$")
+_ES_PLURAL = linear(r"(?:ss|ch|sh|x|z)e$")
 
 
 def _terms(text: str) -> list[str]:
@@ -221,7 +235,7 @@ _RUNNING_FUNCTIONS = frozenset(
 )  # fmt: skip
 _WEIGHTS_FIT_WORDS = ["torch_dtype", "float16", "bfloat16", "quantiz", "load_in_8bit",
                       "load_in_4bit", "device_map"]  # fmt: skip
-_OOM = re.compile(r"out of memory|OutOfMemoryError|OOM when allocating", re.IGNORECASE)
+_OOM = linear(r"out of memory|OutOfMemoryError|OOM when allocating", ignore_case=True)
 
 
 def _loading_oom_words(ctx: AnalysisContext) -> list[str]:
@@ -282,7 +296,7 @@ def _incident(ctx: AnalysisContext) -> _Incident:
 
     add(ctx.error_type or "", _FROM_MESSAGE)
     message = ctx.message or ""
-    for sentence in _MESSAGE_SENTENCES.split(message):
+    for sentence in _sentences(message):
         add(sentence, _FROM_ADVICE if _ADVICE.search(sentence) else _FROM_MESSAGE)
     for frame in ctx.frames:
         add(_frame_text(frame), _FROM_CONTEXT)

@@ -6,14 +6,18 @@ without touching the ranking in :mod:`rca.providers.step_ranking`.
 
 from __future__ import annotations
 
-import re
-
+from ingest.linear_regex import compile as linear
 from rca.context import AnalysisContext, innermost_app_frame
 from rca.validation import MAX_ACTION_CHARS
 
-_BOLD_ACTION = re.compile(r"^\*\*(?P<action>.+?)\*\*\s*(?:Reason:\s*(?P<reason>.*))?$", re.DOTALL)
-_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+(?=[A-Z`(])")
-_LEADING_FILLER = re.compile(r"^(?:alternatively|or|also|optionally|then|instead)\b[,:]?\s*", re.I)
+_BOLD_ACTION = linear(r"^\*\*(?P<action>.+?)\*\*\s*(?:Reason:\s*(?P<reason>.*))?$", dotall=True)
+# A sentence ends at . ! or ? and whitespace before a capital, backtick or "(", unless the
+# mark ends "e.g.", "i.e." or "vs." (checked in _sentence_end: RE2 has no lookbehind).
+_SENTENCE_BREAK = linear(r"[.!?]\s+[A-Z`(]")
+_ABBREVIATIONS = ("e.g.", "i.e.", "vs.")
+_LEADING_FILLER = linear(
+    r"^(?:alternatively|or|also|optionally|then|instead)\b[,:]?\s*", ignore_case=True
+)
 
 
 def split_step(step: str) -> tuple[str, str]:
@@ -29,8 +33,21 @@ def split_step(step: str) -> tuple[str, str]:
     return action, reason.strip()
 
 
+def _sentence_end(text: str) -> int:
+    """Where the first sentence of ``text`` ends (its length when it is one sentence)."""
+    for match in _SENTENCE_BREAK.finditer(text):
+        end = match.start() + 1  # after the mark
+        abbreviation = next((a for a in _ABBREVIATIONS if text.endswith(a, 0, end)), "")
+        before = end - len(abbreviation) - 1
+        if abbreviation and (before < 0 or not (text[before].isalnum() or text[before] == "_")):
+            continue
+        return end
+    return len(text)
+
+
 def first_sentence(text: str, limit: int) -> str:
-    sentence = _SENTENCE.split(text.strip(), maxsplit=1)[0]
+    text = text.strip()
+    sentence = text[: _sentence_end(text)]
     if len(sentence) <= limit:
         return sentence
     cut = sentence[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:(")
@@ -86,14 +103,14 @@ def _shape(dims: list[int | None]) -> str:
     return "[" + ", ".join("None" if d is None else str(d) for d in dims) + "]"
 
 
-_DEVICES = re.compile(r"\b(?:cuda:\d+|cpu|meta|mps)\b(?:\s+and\s+\b(?:cuda:\d+|cpu|meta|mps)\b)")
-_TENSOR_TYPES = re.compile(
+_DEVICES = linear(r"\b(?:cuda:\d+|cpu|meta|mps)\b(?:\s+and\s+\b(?:cuda:\d+|cpu|meta|mps)\b)")
+_TENSOR_TYPES = linear(
     r"\b(?:torch\.)?(?:cuda\.)?(?:CUDA)?(?:Half|Float|Double|BFloat16|Long|Int|Byte|Bool)Tensor\b"
 )
-_SCALAR_TYPES = re.compile(
+_SCALAR_TYPES = linear(
     r"\bexpected (?:scalar type|both vectors to have same dtype|mat1 and mat2 to have the same"
     r" dtype)[^A-Za-z]*(?P<a>\w+)[^A-Za-z]+(?:but )?(?:found|got)?:?\s*(?P<b>[\w:]+)",
-    re.IGNORECASE,
+    ignore_case=True,
 )
 
 
