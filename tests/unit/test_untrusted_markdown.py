@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from webapp.markdown import render, render_inline
+from webapp.markdown import MAX_INLINE_CHARS, render, render_inline
 from webapp.templatetags.rootcause import md_inline
 
 ATTACKS = {
@@ -74,3 +74,8 @@ def test_runbook_bodies_from_our_corpus_keep_their_links():
     assert 'href="https://download.pytorch.org/whl/cu121"' in html
     assert 'rel="noopener noreferrer"' in html
     assert "<script" not in str(render("<script>alert(1)</script>"))
+
+
+def test_overlong_untrusted_text_is_cut_and_marked():
+    html = str(render_inline("a" * (MAX_INLINE_CHARS + 50)))
+    assert html == "a" * MAX_INLINE_CHARS + "…"
