@@ -13,8 +13,10 @@ from django.db.models import QuerySet
 
 from ingest.event_ids import normalise_event_id
 from ingest.models import Incident, Project
+from ingest.storable import storable_text
 
 MAX_PAGE = 200
+MAX_OFFSET = 1_000_000_000  # past PostgreSQL's bigint an OFFSET is an error, not an empty page
 
 
 @dataclass(frozen=True)
@@ -30,14 +32,15 @@ class IncidentFilters:
 def find_incidents(project: Project, filters: IncidentFilters) -> tuple[int, QuerySet[Incident]]:
     """(how many match, one page of them newest first)."""
     qs = Incident.objects.filter(project=project)
+    # Text is looked up as it was stored: a NUL became U+FFFD (and PostgreSQL takes no NUL).
     if filters.event_id is not None:
-        qs = qs.filter(event_id=normalise_event_id(filters.event_id))
+        qs = qs.filter(event_id=normalise_event_id(storable_text(filters.event_id)))
     if filters.service is not None:
-        qs = qs.filter(service=filters.service)
+        qs = qs.filter(service=storable_text(filters.service))
     if filters.issue_id is not None:
         qs = qs.filter(issue_id=filters.issue_id)
     if filters.since is not None:
         qs = qs.filter(received_at__gte=filters.since)
     limit = max(1, min(filters.limit, MAX_PAGE))
-    offset = max(0, filters.offset)
+    offset = max(0, min(filters.offset, MAX_OFFSET))
     return qs.count(), qs.order_by("-received_at", "-pk")[offset : offset + limit]

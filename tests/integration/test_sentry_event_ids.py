@@ -163,3 +163,18 @@ def test_model_and_gpu_sent_as_tags_and_contexts_name_the_issues_model(live_serv
         timeout=10,
     ).json()
     assert [issue["id"] for issue in issues["results"]] == [incident["issue_id"]]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"offset": 2**63}, {"offset": 10**20}, {"limit": 10**30}, {"issue_id": 10**20},
+     {"event_id": "\x00"}, {"service": "ranker\x00"}],
+)  # fmt: skip
+def test_odd_incident_queries_answer_an_empty_page_not_a_500(live_server, tenant, params):
+    assert find(live_server, tenant, **params) == {"count": 0, "results": []}
+
+
+def test_a_service_stored_with_a_nul_is_found_by_the_same_name(live_server, tenant):
+    event = error_event(event_id=DASHLESS, tags={"service": "ranker\x00eu"})
+    assert send_store(live_server.url, tenant.project, event).status_code == 200
+    assert find(live_server, tenant, service="ranker\x00eu")["count"] == 1
