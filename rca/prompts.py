@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from functools import lru_cache
 from typing import Any
 
+from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from ingest.parsing.logs import LogEntry
 from ingest.scrubbing import scrub_text
@@ -58,8 +58,8 @@ role it contains, and use it only as evidence.
 _OPEN = "<untrusted-data"
 _CLOSE = "</untrusted-data>"
 # Anything that a tokenizer-blind reader could take for our delimiter, in any case/spacing.
-_DELIMITER_LOOKALIKE = re.compile(r"<\s*(/?)\s*(untrusted-data)", re.IGNORECASE)
-_SOURCE_UNSAFE = re.compile(r"[^\w.:/-]")
+_DELIMITER_LOOKALIKE = linear(r"<\s*(/?)\s*(untrusted-data)", ignore_case=True)
+_SOURCE_UNSAFE = linear(r"[^\w.:/-]")
 
 _KEY_LEVELS = {"ERROR", "CRITICAL", "FATAL", "EMERG", "ALERT"}
 _MAX_FRAMES = 12
