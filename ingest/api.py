@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
@@ -18,7 +17,7 @@ from ingest.errors import detail, error_response
 from ingest.incident_list import IncidentFilters, find_incidents
 from ingest.models import ApiKey, Incident, Issue
 from ingest.responses import IncidentPage
-from ingest.schema import EVENT_ID, BatchIn, IncidentIn
+from ingest.schema import EVENT_ID, BatchIn, IncidentIn, Timestamp
 from ingest.serializers import incident_dict, issue_dict, issue_url
 from ingest.store import store_incident
 
@@ -149,7 +148,7 @@ class IncidentQuery(Schema):
     )
     service: str | None = None
     issue_id: int | None = None
-    since: datetime | None = Field(None, description="Received at or after this time.")
+    since: Timestamp | None = Field(None, description="Received at or after this time.")
     limit: int = Field(50, description="Page size, 1 to 200.")
     offset: int = 0
 
@@ -175,7 +174,7 @@ class IssueFilters(Schema):
     service: str | None = None
     model_id: str | None = None
     error_type: str | None = None
-    since: datetime | None = None
+    since: Timestamp | None = None
     limit: int = 50
     offset: int = 0
 

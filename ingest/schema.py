@@ -6,10 +6,11 @@ logs, shapes) happens later and never rejects an incident.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -25,6 +26,22 @@ Short = Annotated[str, Field(max_length=255)]
 MAX_MESSAGE = 65_536
 MAX_TRACE = 262_144
 EVENT_ID = r"^[A-Za-z0-9._:-]+$"
+
+
+def _in_utc(value: datetime) -> datetime:
+    """PostgreSQL refuses UTC offsets past ±15:59 that ISO 8601 and Python allow (±23:59),
+    so a zoned time goes on as the same instant in UTC; one with no UTC date (year 1 at
+    +01:00) is refused here rather than stored as a year no reader can load."""
+    if value.tzinfo is None:
+        return value
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("this time has no UTC equivalent in years 1-9999") from None
+
+
+#: A timestamp from a client, as the same instant in UTC (naive ones are left as sent).
+Timestamp = Annotated[datetime, AfterValidator(_in_utc)]
 
 
 class _In(BaseModel):
@@ -88,7 +105,7 @@ class IncidentIn(_In):
     service: Annotated[str, Field(min_length=1, max_length=200)]
     environment: Annotated[str, Field(max_length=100)] = ""
     event_id: Annotated[str, Field(min_length=1, max_length=64, pattern=EVENT_ID)] | None = None
-    occurred_at: datetime | None = None
+    occurred_at: Timestamp | None = None
     error_type: Short = ""
     message: Annotated[str, Field(max_length=MAX_MESSAGE)] = ""
     stacktrace: (
