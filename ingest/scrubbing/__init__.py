@@ -22,6 +22,9 @@ from ingest.scrubbing.names import redacts, secret_name
 from ingest.scrubbing.patterns import NAME_RULES, PREFILTER, TEXT_RULES, Rule
 
 MAX_DEPTH = 64
+# Matches one scrub may examine (each costs a few µs); a real incident has a handful, so
+# only text built to be slow reaches it, and past it the rest is cut, not kept.
+MAX_MATCHES = 20_000
 _MARKER = "[redacted:"
 # Fields that hold a name, not prose: an exception type, a frame's location.
 NAME_FIELDS = frozenset(
@@ -31,27 +34,40 @@ NAME_FIELDS = frozenset(
 __all__ = ["is_secret_key", "scrub", "scrub_name", "scrub_text", "scrub_with_count"]
 
 
-def _apply(text: str, rules: tuple[Rule, ...], counter: list[int]) -> str:
+class _Tally:
+    """Redactions made so far, and the match budget one scrub shares across its strings."""
+
+    __slots__ = ("budget", "redactions")
+
+    def __init__(self) -> None:
+        self.redactions = 0
+        self.budget = substitute.Budget(MAX_MATCHES)
+
+
+def _apply(text: str, rules: tuple[Rule, ...], tally: _Tally) -> str:
     if not text or PREFILTER.search(text) is None:
         return text
+    if tally.budget.left <= 0:
+        tally.redactions += 1
+        return substitute.TOO_MANY
     low = text.lower()  # the triggers of the original text: a superset of what is left
     before = low.count(_MARKER)
     for rule in rules:
         if any(trigger in low for trigger in rule.triggers):
-            text = substitute.sub(rule.pattern, rule.replace, text)
+            text = substitute.sub(rule.pattern, rule.replace, text, tally.budget)
     # A rule may hand a match back unchanged (``pad_token=<pad>``): count markers instead.
-    counter[0] += max(text.count(_MARKER) - before, 0)
+    tally.redactions += max(text.count(_MARKER) - before, 0)
     return text
 
 
-def scrub_text(text: str, counter: list[int] | None = None) -> str:
-    """Redact secrets inside one string; ``counter[0]`` is increased per redaction."""
-    return _apply(text, TEXT_RULES, counter if counter is not None else [0])
+def scrub_text(text: str) -> str:
+    """Redact secrets inside one string (the prompt and Slack boundaries call this)."""
+    return _apply(text, TEXT_RULES, _Tally())
 
 
-def scrub_name(text: str, counter: list[int] | None = None) -> str:
+def scrub_name(text: str) -> str:
     """Redact only unmistakable tokens in a name (type, filename, function, module)."""
-    return _apply(text, NAME_RULES, counter if counter is not None else [0])
+    return _apply(text, NAME_RULES, _Tally())
 
 
 def is_secret_key(key: Any) -> bool:
@@ -73,33 +89,33 @@ def _secret_value(key: Any, item: Any) -> str | None:
     return f"{_MARKER}{found.kind}]"
 
 
-def _scrub(value: Any, counter: list[int], depth: int) -> Any:
+def _scrub(value: Any, tally: _Tally, depth: int) -> Any:
     if isinstance(value, str):
-        return scrub_text(value, counter)
+        return _apply(value, TEXT_RULES, tally)
     if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
-        counter[0] += 1
+        tally.redactions += 1
         return f"{_MARKER}too_deep]"
     if isinstance(value, dict):
         result: dict[Any, Any] = {}
         for key, item in value.items():
             marker = _secret_value(key, item)
             if marker is not None:
-                counter[0] += 1
+                tally.redactions += 1
                 result[key] = marker
             elif key in NAME_FIELDS and isinstance(item, str):
-                result[key] = scrub_name(item, counter)
+                result[key] = _apply(item, NAME_RULES, tally)
             else:
-                result[key] = _scrub(item, counter, depth + 1)
+                result[key] = _scrub(item, tally, depth + 1)
         return result
     if isinstance(value, (list, tuple)):
-        return [_scrub(item, counter, depth + 1) for item in value]
+        return [_scrub(item, tally, depth + 1) for item in value]
     return value
 
 
 def scrub_with_count(value: Any) -> tuple[Any, int]:
     """Scrub strings, dicts and lists recursively; return the copy and how many redactions."""
-    counter = [0]
-    return _scrub(value, counter, 0), counter[0]
+    tally = _Tally()
+    return _scrub(value, tally, 0), tally.redactions
 
 
 def scrub(value: Any) -> Any:

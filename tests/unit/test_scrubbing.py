@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.linear_regex import is_linear
-from ingest.scrubbing import scrub, scrub_with_count, substitute
+from ingest.scrubbing import MAX_MATCHES, scrub, scrub_with_count, substitute
 from ingest.scrubbing.patterns import NAME_RULES, PREFILTER, TEXT_RULES, TOKENS
 
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
@@ -554,11 +554,23 @@ def test_the_fast_substitution_agrees_with_re2s_own(text):
     # (RE2's own sub reads an unpaired surrogate as "?"; ours keeps it: compare without.)
     text = text.encode("utf-8", "replace").decode("utf-8")
     for rule in TEXT_RULES:
-        assert substitute.sub(rule.pattern, rule.replace, text) == rule.pattern.sub(
-            rule.replace, text
-        ), rule.name
+        fast = substitute.sub(rule.pattern, rule.replace, text, substitute.Budget(10_000))
+        assert fast == rule.pattern.sub(rule.replace, text), rule.name
 
 
 def test_lone_surrogates_and_non_ascii_text_survive_the_byte_level_substitution():
     text = f"clé \ud800 {OPENAI_KEY} naïve password=s€cret\udfff end"
     assert scrub(text) == "clé \ud800 [redacted:openai_key] naïve password=[redacted:password] end"
+
+
+def test_text_made_only_of_findings_is_cut_past_the_match_budget_and_leaks_nothing():
+    hostile = "password=x " * (MAX_MATCHES + 5_000)
+    scrubbed, count = scrub_with_count(
+        {"message": hostile, "logs": ["token=abcdefgh123", "plain line"]}
+    )
+    assert scrubbed["message"].endswith("[redacted:too_many_findings]")
+    assert "=x" not in scrubbed["message"]
+    assert scrubbed["message"].count("[redacted:password]") == MAX_MATCHES
+    # Later strings that could hold a secret are cut too; plain ones are kept.
+    assert scrubbed["logs"] == ["[redacted:too_many_findings]", "plain line"]
+    assert count == MAX_MATCHES + 2
