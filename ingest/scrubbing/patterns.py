@@ -195,6 +195,13 @@ URL_CREDENTIALS_RULE = Rule(
     linear(r"(://[^/ \t\r\n:@]{0,100}):([^/ \t\r\n@]+)@"),
     _url_credentials,
 )
+DSN_KEY_RULE = Rule(
+    "dsn_key",
+    ("://",),
+    # A Sentry DSN's key (ours: ingest/models.py, 32 hex digits) is the user part of a URL.
+    linear(r"(://)([0-9a-fA-F]{32})@"),
+    lambda match: f"{match.group(1)}{_marker('dsn_key')}@",
+)
 AZURE_SAS_RULE = Rule(
     "azure_sas",
     ("sig=",),
@@ -229,6 +236,7 @@ TEXT_RULES: tuple[Rule, ...] = (
     SLACK_WEBHOOK_RULE,
     BEARER_RULE,
     URL_CREDENTIALS_RULE,
+    DSN_KEY_RULE,
     AZURE_SAS_RULE,
     CONNECTION_PASSWORD_RULE,
     ASSIGNMENT_RULE,
@@ -236,7 +244,7 @@ TEXT_RULES: tuple[Rule, ...] = (
 )
 # Names (exception types, frame filename/function/module) keep everything contextual out:
 # "PublicKeyToken=..." in an assembly name is not a key and a value.
-NAME_RULES: tuple[Rule, ...] = (PRIVATE_KEY_RULE, TOKEN_RULE, URL_CREDENTIALS_RULE)
+NAME_RULES: tuple[Rule, ...] = (PRIVATE_KEY_RULE, TOKEN_RULE, URL_CREDENTIALS_RULE, DSN_KEY_RULE)
 
 
 def _literal(text: str) -> str:

@@ -181,6 +181,7 @@ SECRETS = {
     "conn_password": "Sup3r$ecret",
     "conn_password_spaces": "two words here",
     "db_password": "hunter2",
+    "dsn_key": "0123456789abcdef" + "fedcba9876543210",  # ingest/models.py: token_hex(16)
 }
 
 KINDS = [
@@ -309,6 +310,11 @@ KINDS = [
         "password",
         f"env DB_PASSWORD={SECRETS['db_password']} DB_HOST=db",
         "env DB_PASSWORD=[redacted:password] DB_HOST=db",
+    ),
+    (
+        "dsn_key",
+        f"sentry_sdk.init('http://{SECRETS['dsn_key']}@127.0.0.1:8000/1') failed",
+        "sentry_sdk.init('http://[redacted:dsn_key]@127.0.0.1:8000/1') failed",
     ),
     ("email", "mail jane.doe@example.com now", "mail [redacted:email] now"),
 ]
