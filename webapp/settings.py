@@ -176,6 +176,9 @@ AXES_FAILURE_LIMIT = env.int("RCA_LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("RCA_LOGIN_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True  # a successful login forgets that user's earlier typos
+# Attempts during a lockout neither count nor extend it: the page's "N minutes" holds for
+# the user retrying, and a guesser still gets at most FAILURE_LIMIT tries per cool-off.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_CALLABLE = "webapp.views.auth.locked_out"
 AXES_CLIENT_IP_CALLABLE = "webapp.client_ip.client_ip"
 # Reverse proxies in front of the web server that append to X-Forwarded-For; 0: the peer

@@ -72,10 +72,24 @@ def test_after_the_cool_off_the_right_password_works_again(client, project):
     member(project, "alice")
     fail_until_locked(client, "alice", "10.0.0.1")
     assert login(client, "alice", PASSWORD, "10.0.0.1").status_code == 429
-    # 16 minutes later, as far as the attempt records are concerned
-    AccessAttempt.objects.update(attempt_time=F("attempt_time") - timedelta(minutes=16))
+    minutes_pass(16)
     response = login(client, "alice", PASSWORD, "10.0.0.1")
     assert response.status_code == 302 and response["Location"] == "/"
+
+
+def minutes_pass(minutes: int) -> None:
+    """As far as the attempt records are concerned."""
+    AccessAttempt.objects.update(attempt_time=F("attempt_time") - timedelta(minutes=minutes))
+
+
+def test_retrying_during_the_lockout_does_not_extend_it(client, project):
+    member(project, "alice")
+    fail_until_locked(client, "alice", "10.0.0.1")
+    minutes_pass(10)
+    assert login(client, "alice", PASSWORD, "10.0.0.1").status_code == 429
+    assert login(client, "alice", "one-more-guess", "10.0.0.1").status_code == 429
+    minutes_pass(6)  # 16 minutes after the lockout began
+    assert login(client, "alice", PASSWORD, "10.0.0.1").status_code == 302
 
 
 def test_admin_login_is_throttled_too(client, project):
