@@ -97,3 +97,54 @@ def test_an_incident_carrying_every_kind_of_secret_is_stored_without_any(live_se
     frames = incident["exceptions"][-1]["frames"]
     assert {frame["function"] for frame in frames} == {"connect"}
     assert incident["inference_context"]["batch_size"] == 8
+
+
+def test_a_sentry_event_keeps_its_type_and_frames_and_loses_its_secrets(live_server):
+    project = project_with_key("sentry-scrub").project
+    event = {
+        "event_id": "9a0b8c7d6e5f40312a1b2c3d4e5f6071",
+        "platform": "csharp",
+        "exception": {
+            "values": [
+                {
+                    "type": "System.InvalidOperationException",
+                    "module": DOTNET_TYPE.split(", ", 1)[1],
+                    "value": f"Redis refused redis://:{SECRETS['redis_password']}@cache:6379",
+                    "stacktrace": {
+                        "frames": [
+                            {
+                                "filename": "Services/TokenService.cs",
+                                "function": "RefreshToken",
+                                "module": "Api.Services.TokenService",
+                                "lineno": 42,
+                                "in_app": True,
+                                "vars": {"clientSecret": "var-Secret-456", "attempt": "2"},
+                            }
+                        ]
+                    },
+                }
+            ]
+        },
+        "tags": {"db_password": "tag-Pa55word"},
+        "extra": {"connection": f"Server=db;Pwd={SECRETS['conn_password']};"},
+    }
+    resp = requests.post(
+        f"{live_server.url}/api/{project.pk}/store/",
+        json=event,
+        headers={"X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={project.sentry_key}"},
+        timeout=20,
+    )
+    assert resp.status_code == 200, resp.text
+
+    stored = _stored_rows()
+    for secret in (
+        SECRETS["redis_password"],
+        SECRETS["conn_password"],
+        "var-Secret-456",
+        "tag-Pa55word",
+    ):
+        assert secret not in stored
+    assert "System.InvalidOperationException" in stored
+    assert "PublicKeyToken=7cec85d7bea7798e" in stored  # public, and part of the type's module
+    for kept in ("Services/TokenService.cs", "RefreshToken", "Api.Services.TokenService"):
+        assert kept in stored
