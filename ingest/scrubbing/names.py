@@ -171,6 +171,22 @@ def words(name: str) -> list[str]:
     return out
 
 
+_GLUED_SUFFIXES = ("password", "passwd", "secret", "token")
+_GLUED_KEY_PREFIXES = frozenset(
+    {"api", "secret", "access", "private", "account", "signing", "master", "encryption"}
+)
+
+
+def _unglue(word: str) -> list[str]:
+    """``csrftoken`` -> csrf, token; ``dbpassword`` -> db, password; ``monkey`` stays."""
+    for suffix in _GLUED_SUFFIXES:
+        if word.endswith(suffix) and len(word) > len(suffix):
+            return [word[: -len(suffix)], suffix]
+    if word.endswith("key") and word[:-3] in _GLUED_KEY_PREFIXES:
+        return [word[:-3], "key"]
+    return [word]
+
+
 @functools.lru_cache(maxsize=4096)  # the same few field names arrive in every incident
 def secret_name(name: str) -> SecretName | None:
     """The secret a field name announces, or None for an ordinary name."""
@@ -179,6 +195,7 @@ def secret_name(name: str) -> SecretName | None:
     parts = words(name)
     if not parts:
         return None
+    parts[-1:] = _unglue(parts[-1])
     last, before = parts[-1], (parts[-2] if len(parts) > 1 else "")
     joined = "_".join(parts[-3:])
     if last in _PASSWORD_WORDS or f"{before}_{last}" == "pass_phrase":

@@ -104,9 +104,13 @@ _TOKEN_MARKERS = [_marker(kind) for kind in TOKENS]
 
 
 def _token(match: ByteMatch) -> str:
-    # Group n+1 is the n-th kind. Numbered, not named: RE2's Python bindings rebuild the
-    # name table on every named lookup, which made hostile text three times slower.
-    return _TOKEN_MARKERS[(match.lastindex or 1) - 1]  # type: ignore[attr-defined]
+    # Group n is the n-th kind, and only the alternative that matched has a group.
+    # Numbered, not named: RE2's Python bindings rebuild the name table on every named
+    # lookup, which made hostile text three times slower.
+    for index, marker in enumerate(_TOKEN_MARKERS, 1):
+        if match[index] is not None:
+            return marker
+    return _marker("secret")
 
 
 def _keep_prefix(kind: str) -> Callable[[ByteMatch], str]:

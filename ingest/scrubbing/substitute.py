@@ -55,16 +55,6 @@ class ByteMatch:
 
     __getitem__ = group
 
-    @property
-    def lastindex(self) -> int | None:
-        """The group that closed last, as ``re`` defines it (the outermost on a tie)."""
-        best, best_end = None, -1
-        for index in range(1, len(self._spans)):
-            end = self._spans[index][1]
-            if end > best_end:
-                best, best_end = index, end
-        return best
-
 
 def _engine(pattern: LinearPattern) -> object:
     # The compiled RE2 object inside linear_regex's wrapper and google-re2's own wrapper.

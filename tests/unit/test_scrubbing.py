@@ -351,6 +351,10 @@ SECRET_NAMES = [
     ("apiKey", "api_key"),
     ("x-api-key", "api_key"),
     ("authorization", "authorization"),
+    ("csrftoken", "token"),
+    ("dbpassword", "password"),
+    ("clientsecret", "secret"),
+    ("Set-Cookie", "cookie"),
 ]
 VALUE = "S3cr3t-Value_42"
 
