@@ -21,6 +21,7 @@ import pytest
 import requests
 from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
@@ -191,6 +192,47 @@ def kill_process_tree(worker: Worker) -> None:
     worker.stop()  # reaps the parent and closes the log
 
 
+#: Sweeper cutoffs for a worker of these tests (seconds instead of minutes): configuration
+#: the worker reads from its environment, as an operator would set it.
+QUICK_SWEEPER = {"RCA_ANALYSIS_PENDING_AFTER": "2", "RCA_ANALYSIS_STUCK_AFTER": "2"}
+SWEPT = re.compile(r"Task rca\.tasks\.sweep_stuck_analyses\[[^\]]+\] succeeded in [\d.]+s: (\d+)")
+
+
+def sweep_as_beat_does() -> None:
+    """Send the sweep task through the broker, as Celery beat does every minute.
+
+    The worker runs it with its own settings (QUICK_SWEEPER); only beat's clock is skipped.
+    """
+    from webapp.celery import app
+
+    app.send_task("rca.tasks.sweep_stuck_analyses")
+
+
+def queued_messages(redis: RedisServer) -> int:
+    """Messages waiting in the broker's default queue (a Redis list named after it)."""
+    import redis as redis_client
+
+    return redis_client.Redis.from_url(redis.url).llen("celery")
+
+
+def last_change_older_than(ids: list[int], seconds: float) -> bool:
+    """True once every unfinished incident of `ids` has sat still for `seconds`."""
+    cutoff = timezone.now() - timedelta(seconds=seconds)
+    waiting = Incident.objects.filter(pk__in=ids).exclude(analysis_status__in=["done", "failed"])
+    return not waiting.filter(analysis_updated_at__gte=cutoff).exists()
+
+
+def post_batch(live_server, tenant, payloads: list[dict]) -> list[int]:
+    resp = requests.post(
+        f"{live_server.url}/api/v1/incidents/batch",
+        json={"incidents": payloads},
+        headers=tenant.auth,
+        timeout=5,
+    )
+    assert resp.status_code == 202, resp.text
+    return [item["incident_id"] for item in resp.json()["results"]]
+
+
 def test_incidents_posted_while_the_broker_is_down_are_analysed_once_it_is_back(
     live_server, tenant, redis, tmp_path
 ):
@@ -199,7 +241,8 @@ def test_incidents_posted_while_the_broker_is_down_are_analysed_once_it_is_back(
         worker.wait_ready()
         redis.kill()
 
-        ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 21)]
+        ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 16)]
+        ids += post_batch(live_server, tenant, [shape_error(batch=i) for i in range(16, 21)])
         assert len(set(ids)) == 20
         # Stored and accepted; nothing could be queued, so nothing has started.
         assert set(statuses(ids).values()) == {"pending"}
@@ -291,3 +334,65 @@ def test_a_broker_that_stops_answering_never_holds_an_ingest_request(live_server
         silent.close()
         app.conf.broker_transport_options = saved_options
     assert set(statuses(ids).values()) == {"pending"}  # kept for the sweeper, not lost
+
+
+def test_incidents_queued_behind_a_worker_killed_mid_analysis_are_all_analysed_by_the_next(
+    live_server, tenant, redis, tmp_path
+):
+    """kill -9 while one analysis runs and more wait in the queue; the next worker's own
+    scheduled sweep finds the claim the dead worker left and every incident ends analysed."""
+    first = Worker(_db(), redis.url, tmp_path)
+    try:
+        first.wait_ready()
+        ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 7)]
+        wait_for(lambda: "analyzing" in statuses(ids).values(), timeout=60, interval=0.02)
+        kill_process_tree(first)
+    finally:
+        first.stop()
+    killed = [pk for pk, status in statuses(ids).items() if status == "analyzing"]
+    assert len(killed) == 1, statuses(ids)
+    assert not all_finished(ids)
+
+    second = Worker(_db(), redis.url, tmp_path, extra_env=QUICK_SWEEPER)
+    try:
+        second.wait_ready()
+        # The dead worker never acked, and Redis would redeliver only after its visibility
+        # timeout (an hour): left alone, the claim stays `analyzing`.
+        wait_for(lambda: last_change_older_than(killed, 2), timeout=30, interval=0.2)
+        sweep_as_beat_does()
+        wait_for(lambda: all_finished(ids), timeout=120, interval=0.3)
+    finally:
+        second.stop()
+
+    assert_analysed_once([pk for pk in ids if pk not in killed])
+    # The killed attempt stays on record as a failed Analysis (worker lost); one finished.
+    [killed_id] = killed
+    assert statuses(killed) == {killed_id: "done"}
+    assert Analysis.objects.filter(incident_id=killed_id, status="done").count() == 1
+    assert Suggestion.objects.filter(incident_id=killed_id).count() == 1
+    assert sum(int(n) for n in SWEPT.findall(second.log())) >= 1, second.log()[-3000:]
+
+
+def test_incidents_queued_when_the_broker_dies_and_loses_its_queue_are_still_analysed(
+    live_server, tenant, redis, tmp_path
+):
+    """The broker dies with messages in its queue and comes back empty (no persistence):
+    the rows are the truth, so the worker's scheduled sweep sends every message again."""
+    worker = Worker(_db(), redis.url, tmp_path, extra_env=QUICK_SWEEPER)
+    try:
+        worker.wait_ready()
+        ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 4)]
+        ids += post_batch(live_server, tenant, [shape_error(batch=i) for i in range(4, 9)])
+        wait_for(lambda: "analyzing" in statuses(ids).values(), timeout=60, interval=0.02)
+        redis.kill()  # the queued messages die with it
+        redis.start()
+        assert queued_messages(redis) == 0
+        assert "pending" in statuses(ids).values()  # accepted, and no message left to run it
+        wait_for(lambda: last_change_older_than(ids, 2), timeout=60, interval=0.2)
+        sweep_as_beat_does()
+        wait_for(lambda: all_finished(ids), timeout=120, interval=0.3)
+    finally:
+        worker.stop()
+
+    assert_analysed_once(ids)
+    assert sum(int(n) for n in SWEPT.findall(worker.log())) >= 1, worker.log()[-3000:]
