@@ -24,7 +24,7 @@ from ingest.scrubbing.patterns import NAME_RULES, PREFILTER, TEXT_RULES, Rule
 MAX_DEPTH = 64
 # Matches one scrub may examine (each costs a few µs); a real incident has a handful, so
 # only text built to be slow reaches it, and past it the rest is cut, not kept.
-MAX_MATCHES = 20_000
+MAX_MATCHES = 10_000
 _MARKER = "[redacted:"
 # Fields that hold a name, not prose: an exception type, a frame's location.
 NAME_FIELDS = frozenset(
