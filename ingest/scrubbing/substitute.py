@@ -15,11 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from re2 import _re2  # type: ignore[import-untyped]
-
 from ingest.linear_regex import LinearPattern
 
-_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
 TOO_MANY = "[redacted:too_many_findings]"
 
 
@@ -76,11 +73,12 @@ def sub(pattern: LinearPattern, replace: Replace, text: str, budget: Budget) -> 
 def _sub_bytes(pattern: LinearPattern, replace: Replace, text: str, budget: Budget) -> str:
     data = text.encode("utf-8", "surrogatepass")
     engine = _engine(pattern)
+    unanchored = type(engine).Anchor.UNANCHORED  # type: ignore[attr-defined]
     end = len(data)
     pos = last = 0
     pieces: list[bytes] = []
     while pos <= end:
-        spans = engine.Match(_UNANCHORED, data, pos, end)  # type: ignore[attr-defined]
+        spans = engine.Match(unanchored, data, pos, end)  # type: ignore[attr-defined]
         start, stop = spans[0]
         if start < 0:
             break
