@@ -43,6 +43,14 @@ def decode_body(
         raise EnvelopeError(str(exc), exc.loc) from None
 
 
+def decode_head(body: bytes, content_encoding_header: str | None) -> bytes:
+    """Enough of the decoded body for ``read_header``, at the cost of that much output."""
+    try:
+        return content_encoding.decode_prefix(body, content_encoding_header, MAX_HEADER_BYTES + 1)
+    except content_encoding.BodyError as exc:
+        raise EnvelopeError(str(exc), exc.loc) from None
+
+
 def load_json(raw: bytes, what: str, loc: list[str | int]) -> Any:
     """``json.loads`` that refuses deep nesting first (naming its path) and never raises
     anything but ``EnvelopeError``."""

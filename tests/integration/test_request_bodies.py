@@ -243,3 +243,17 @@ def test_a_rate_limited_sentry_request_says_when_and_what_to_retry(client, setti
     retry_after = int(resp["Retry-After"])
     assert retry_after > 0
     assert resp["X-Sentry-Rate-Limits"] == f"{retry_after}::project"
+
+
+def test_a_ratio_bomb_is_a_413_with_a_key_and_only_its_header_line_is_read_without(server):
+    tenant = project_with_key("ratio-bomb")
+    bomb = gzip.compress(b"\0" * (64 * MiB))
+    path = f"/api/{tenant.project.pk}/envelope/"
+    status, answer, _ = post_chunked(server, path, bomb, {"Content-Encoding": "gzip"})
+    assert status == 400  # no key: 64 KiB decoded looking for the header line, no more
+    assert "header line is longer than 65536 bytes" in answer["detail"][0]["msg"]
+    status, answer, _ = post_chunked(
+        server, path, bomb, {**sentry_auth(tenant.project.sentry_key), "Content-Encoding": "gzip"}
+    )
+    assert status == 413
+    assert "larger than 20971520 bytes once decompressed" in answer["detail"][0]["msg"]

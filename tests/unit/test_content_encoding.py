@@ -13,7 +13,13 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest.content_encoding import MAX_MEMBERS, BodyError, BodyTooLarge, decode
+from ingest.content_encoding import (
+    MAX_MEMBERS,
+    BodyError,
+    BodyTooLarge,
+    decode,
+    decode_prefix,
+)
 
 MiB = 1024 * 1024
 
@@ -150,3 +156,38 @@ def test_zstd_frames_needing_a_window_over_8_mib_are_refused():
 def test_any_body_and_encodings_give_bytes_or_a_body_error(body, names):
     with contextlib.suppress(BodyError):
         assert len(decode(body, ", ".join(names), 4096)) <= 4096
+
+
+# --- the prefix read before a key is checked ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(ENCODERS))
+def test_a_prefix_of_a_ratio_bomb_is_just_the_prefix(name):
+    bomb = ENCODERS[name](b"\0" * (64 * MiB))
+    assert decode_prefix(bomb, name, 1000) == b"\0" * 1000
+
+
+def test_a_prefix_of_a_nested_bomb_is_just_the_prefix():
+    bomb = gzip.compress(gzip.compress(b"\0" * (256 * MiB)))
+    assert decode_prefix(bomb, "gzip, gzip", 1000) == b"\0" * 1000
+
+
+def test_a_prefix_of_a_short_or_truncated_body_is_what_there_is():
+    whole = b'{"dsn": "x"}\n' + bytes(range(256)) * 64
+    assert decode_prefix(gzip.compress(b"ab"), "gzip", 1000) == b"ab"
+    assert decode_prefix(gzip.compress(whole)[:-100], "gzip", 13) == whole[:13]
+    assert decode_prefix(whole, None, 13) == whole[:13]
+
+
+@pytest.mark.parametrize(
+    ("body", "coding", "why"),
+    [
+        (gzip.compress(b"") * 5000, "gzip", "members"),
+        (b"{}", "compress", "unsupported"),
+        (b"{}", "gzip, gzip, gzip", "at most 2"),
+        (b"not gzip", "gzip", "not valid gzip"),
+    ],
+)
+def test_a_prefix_still_refuses_what_decoding_would(body, coding, why):
+    with pytest.raises(BodyError, match=why):
+        decode_prefix(body, coding, 1000)
