@@ -1,13 +1,19 @@
 """Milliseconds one request body costs to decode, per kind of bomb, before and after.
 
 "before" is `decode_body` as it was in ingest/sentry/envelope.py at commit dbbe852 (read
-from git, run with its production cap of 8 x RCA_MAX_BODY_BYTES); "after" is
-`ingest.content_encoding.decode` with the envelope cap (RCA_SENTRY_MAX_ENVELOPE_BYTES,
-20 MiB). Both run in this process on one core: this is the CPU a stranger can make one
-web worker spend before any key is checked. A run that would pass `--max-seconds` is
-not started again (the old many-member case grows quadratically).
+from git, run with its production cap of 8 x RCA_MAX_BODY_BYTES, before any key was
+checked); "after" is `ingest.content_encoding.decode` with the envelope cap
+(RCA_SENTRY_MAX_ENVELOPE_BYTES, 20 MiB), run once the key is good; "no key" is
+`decode_prefix` to the envelope header line, all a request without a key now costs. All
+run in this process on one core: the CPU one web worker spends per request. A run that
+would pass `--max-seconds` is not started again (the old many-member case grows
+quadratically).
 
-    python bench/decompression.py [--repeat 5] [--max-seconds 30]
+    python bench/decompression.py [--repeat 5] [--max-seconds 30] [--http]
+
+`--http` also sends each body, with no key, to `/api/1/envelope/` of a gunicorn started
+as `make run` starts it (bench cluster under .data/bench) and prints the answer's status
+and milliseconds: what the issue's probe measured.
 """
 
 from __future__ import annotations
@@ -88,6 +94,13 @@ def _after() -> Callable[[bytes, str], object]:
     return lambda body, coding: decode(body, coding, 20 * MiB)
 
 
+def _prefix() -> Callable[[bytes, str], object]:
+    """What a request without a key costs now: the envelope header line, at most."""
+    from ingest.content_encoding import decode_prefix
+
+    return lambda body, coding: decode_prefix(body, coding, 64 * 1024 + 1)
+
+
 def _time(decode: Callable[[bytes, str], object], body: bytes, coding: str) -> tuple[float, str]:
     start = time.perf_counter()
     try:
@@ -98,14 +111,52 @@ def _time(decode: Callable[[bytes, str], object], body: bytes, coding: str) -> t
     return (time.perf_counter() - start) * 1000, outcome
 
 
+def _http(bodies_by_name: dict[str, tuple[bytes, str]], repeat: int) -> None:
+    import http.client
+    import os
+
+    sys.path.insert(0, str(REPO / "bench"))
+    import _env
+
+    from webapp.supervisor import gunicorn_argv, wait_until_ready
+
+    _env.setup_django()
+    port = _env.free_port()
+    server = subprocess.Popen(
+        gunicorn_argv(port, "--log-level", "warning"), cwd=REPO, env=os.environ
+    )
+    try:
+        wait_until_ready(f"http://127.0.0.1:{port}/healthz")
+        print(f"\n{'over HTTP, no key':36} {'status':>9} {'ms':>10}  answer")
+        for name, (body, coding) in bodies_by_name.items():
+            runs, status, answer = [], 0, b""
+            for _ in range(repeat):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                start = time.perf_counter()
+                conn.request("POST", "/api/1/envelope/", body, {"Content-Encoding": coding})
+                resp = conn.getresponse()
+                answer, status = resp.read(), resp.status
+                runs.append((time.perf_counter() - start) * 1000)
+                conn.close()
+            print(f"{name:36} {status:>9} {statistics.median(runs):>10.1f}  {answer[:60]!r}")
+    finally:
+        server.terminate()
+        server.wait(20)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--max-seconds", type=float, default=30.0)
+    parser.add_argument("--http", action="store_true", help="also time each body over HTTP")
     args = parser.parse_args()
-    decoders = {"before": _before(), "after": _after()}
-    print(f"{'body':36} {'bytes':>9} {'before ms':>10} {'after ms':>9}  after outcome")
-    for name, (body, coding) in bodies().items():
+    decoders = {"before": _before(), "after": _after(), "no key": _prefix()}
+    print(
+        f"{'body':36} {'bytes':>9} {'before ms':>10} {'after ms':>9} {'no key ms':>9}"
+        "  after outcome (with a key)"
+    )
+    all_bodies = bodies()
+    for name, (body, coding) in all_bodies.items():
         row = {}
         outcome = ""
         for label, decode in decoders.items():
@@ -116,8 +167,14 @@ def main() -> None:
                 if ms > args.max_seconds * 1000:
                     break
             row[label] = statistics.median(runs)
-            outcome = outcome_now
-        print(f"{name:36} {len(body):>9} {row['before']:>10.1f} {row['after']:>9.1f}  {outcome}")
+            if label == "after":
+                outcome = outcome_now
+        print(
+            f"{name:36} {len(body):>9} {row['before']:>10.1f} {row['after']:>9.1f}"
+            f" {row['no key']:>9.1f}  {outcome}"
+        )
+    if args.http:
+        _http(all_bodies, args.repeat)
 
 
 if __name__ == "__main__":
