@@ -127,48 +127,163 @@ def _safe(text: str) -> str:
     return text
 
 
+_UNANCHORED = re2._Anchor.UNANCHORED
+_ANCHOR_START = re2._Anchor.ANCHOR_START
+_ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
+
+
+class _AsciiMatch:
+    """A match in ASCII text, where byte offsets are character offsets.
+
+    google-re2's own match object converts UTF-8 offsets back to characters for every
+    match, which made a text with many matches ~10x slower than ``re``; incident text is
+    almost always ASCII, so that work is skipped there. Template expansion (``\\1``,
+    ``\\g<name>``) is google-re2's own.
+    """
+
+    __slots__ = ("_names", "_spans", "string")
+    _OCTAL_RE = re2._Match._OCTAL_RE
+    _GROUP_RE = re2._Match._GROUP_RE
+    _split = re2._Match.__dict__["_split"]
+    expand = re2._Match.expand
+
+    def __init__(self, string: str, spans: list[tuple[int, int]], names: dict[str, int]) -> None:
+        self.string = string
+        self._spans = spans
+        self._names = names
+
+    def _index(self, group: int | str) -> int:
+        if isinstance(group, str):
+            if group not in self._names:
+                raise IndexError("bad group name")
+            return self._names[group]
+        if not 0 <= group < len(self._spans):
+            raise IndexError("bad group index")
+        return group
+
+    def __getitem__(self, group: int | str) -> str | None:
+        start, end = self._spans[self._index(group)]
+        return None if start < 0 else self.string[start:end]
+
+    def group(self, *groups: int | str) -> Any:
+        if len(groups) <= 1:
+            return self[groups[0] if groups else 0]
+        return tuple(self[g] for g in groups)
+
+    def groups(self, default: str | None = None) -> tuple[str | None, ...]:
+        return tuple(
+            self[i] if self[i] is not None else default for i in range(1, len(self._spans))
+        )
+
+    def groupdict(self, default: str | None = None) -> dict[str, str | None]:
+        return {
+            name: self[i] if self[i] is not None else default for name, i in self._names.items()
+        }
+
+    def start(self, group: int = 0) -> int:
+        return self._spans[self._index(group)][0]
+
+    def end(self, group: int = 0) -> int:
+        return self._spans[self._index(group)][1]
+
+    def span(self, group: int = 0) -> tuple[int, int]:
+        return self._spans[self._index(group)]
+
+
 class LinearPattern:
     """A compiled RE2 pattern with the ``re.Pattern`` methods our code uses."""
 
-    __slots__ = ("_regexp", "pattern")
+    __slots__ = ("_names", "_raw", "_regexp", "pattern")
 
-    def __init__(self, regexp: object, pattern: str) -> None:
-        self._regexp = regexp
+    def __init__(self, regexp: Any, pattern: str) -> None:
+        self._regexp = regexp  # google-re2's wrapper (UTF-8 text); the scrubber uses it too
+        self._raw = regexp._regexp  # the RE2 object itself (ASCII fast path)
+        self._names = dict(regexp.groupindex)
         self.pattern = pattern
 
     @property
     def groups(self) -> int:
-        return int(self._regexp.groups)  # type: ignore[attr-defined]
+        return int(self._regexp.groups)
 
     @property
     def groupindex(self) -> dict[str, int]:
-        return dict(self._regexp.groupindex)  # type: ignore[attr-defined]
+        return dict(self._names)
+
+    def _ascii(self, text: str, pos: int, anchor: Any) -> Iterator[LinearMatch]:
+        """google-re2's match loop (same empty-match stepping) on ASCII bytes."""
+        data = text.encode("ascii")
+        end = len(data)
+        pos = max(0, min(pos, end))
+        while True:
+            spans = self._raw.Match(anchor, data, pos, end)
+            if spans[0][0] < 0:
+                return
+            yield _AsciiMatch(text, spans, self._names)
+            if pos == end:
+                return
+            pos = pos + 1 if pos == spans[0][1] else spans[0][1]
+
+    def _iter(self, text: str, pos: int | None, anchor: Any) -> Iterator[LinearMatch]:
+        text = _safe(text)
+        if text.isascii():
+            return self._ascii(text, pos or 0, anchor)
+        return self._regexp._match(anchor, text, pos)  # type: ignore[no-any-return]
 
     def search(self, text: str, pos: int | None = None) -> LinearMatch | None:
-        return self._regexp.search(_safe(text), pos)  # type: ignore[attr-defined,no-any-return]
+        return next(self._iter(text, pos, _UNANCHORED), None)
 
     def match(self, text: str, pos: int | None = None) -> LinearMatch | None:
-        return self._regexp.match(_safe(text), pos)  # type: ignore[attr-defined,no-any-return]
+        return next(self._iter(text, pos, _ANCHOR_START), None)
 
     def fullmatch(self, text: str) -> LinearMatch | None:
-        return self._regexp.fullmatch(_safe(text))  # type: ignore[attr-defined,no-any-return]
+        return next(self._iter(text, None, _ANCHOR_BOTH), None)
 
     def finditer(self, text: str) -> Iterator[LinearMatch]:
-        return self._regexp.finditer(_safe(text))  # type: ignore[attr-defined,no-any-return]
+        return self._iter(text, None, _UNANCHORED)
 
     def findall(self, text: str) -> list[Any]:
-        return self._regexp.findall(_safe(text))  # type: ignore[attr-defined,no-any-return]
+        groups = self.groups
+        if groups == 0:
+            return [m[0] for m in self.finditer(text)]
+        if groups == 1:
+            return [m.groups("")[0] for m in self.finditer(text)]
+        return [m.groups("") for m in self.finditer(text)]
 
     def split(self, text: str, maxsplit: int = 0) -> list[str]:
-        return self._regexp.split(_safe(text), maxsplit)  # type: ignore[attr-defined,no-any-return]
+        text = _safe(text)
+        pieces: list[str] = []
+        end = 0
+        for number, m in enumerate(self.finditer(text), 1):
+            pieces.append(text[end : m.start()])
+            pieces.extend(m[g] for g in range(1, self.groups + 1))
+            end = m.end()
+            if number == maxsplit:
+                break
+        pieces.append(text[end:])
+        return pieces
 
     def sub(self, repl: str | Callable[[LinearMatch], str], text: str, count: int = 0) -> str:
-        return self._regexp.sub(repl, _safe(text), count)  # type: ignore[attr-defined,no-any-return]
+        return self.subn(repl, text, count)[0]
 
     def subn(
         self, repl: str | Callable[[LinearMatch], str], text: str, count: int = 0
     ) -> tuple[str, int]:
-        return self._regexp.subn(repl, _safe(text), count)  # type: ignore[attr-defined,no-any-return]
+        text = _safe(text)
+        literal = isinstance(repl, str) and "\\" not in repl
+        pieces: list[str] = []
+        end = 0
+        number = 0
+        for number, m in enumerate(self.finditer(text), 1):  # noqa: B007 - counted below
+            pieces.append(text[end : m.start()])
+            if callable(repl):
+                pieces.append(repl(m))
+            else:
+                pieces.append(repl if literal else m.expand(repl))  # type: ignore[attr-defined]
+            end = m.end()
+            if number == count:
+                break
+        pieces.append(text[end:])
+        return "".join(pieces), number
 
     def __repr__(self) -> str:
         return f"linear_regex.compile({self.pattern!r})"

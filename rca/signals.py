@@ -30,9 +30,10 @@ _URL = linear(r"\b(?:https?|s3|gs|file)://\S+")
 _PLACEHOLDER = linear(r"<(?:n|hex|path|size|url)>")
 _HEX = linear(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{12,}\b")
 # A number is not glued to a word or a dot before it nor to a word after it. RE2 has no
-# lookaround, so runs of [\w.] that do not start with a digit are matched (and kept) by the
-# ``skip`` branch, and ``_number`` applies both conditions the way re's backtracking did.
-_NUMBER = linear(r"(?P<num>[-+]?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?)|(?P<skip>[\w.]+)")
+# lookaround, so runs of [\w.] that hold a digit but do not start with one are matched (and
+# kept) by the ``skip`` branch, and ``_number`` applies both conditions the way re's
+# backtracking did.
+_NUMBER = linear(r"(?P<num>[-+]?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?)|(?P<skip>[\w.]*\d[\w.]*)")
 _SIZE = linear(r"\b\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)\b", ignore_case=True)
 _PROGRESS = linear(r"[█▏▎▍▌▋▊▉#]{2,}|\d+%\|")
 _SPACES = linear(r"[ \t]+")

@@ -19,8 +19,7 @@ _IDENT = linear(r"[0-9][A-Za-z0-9_]*|(?P<id>[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z
 # Parts of one identifier segment: words (an acronym run glued to the word after it,
 # CUDAHalf, is split by _split_acronym), acronym runs, trailing digits.
 _PART = linear(r"[A-Z]+[a-z]+[0-9]*|[A-Z]+[0-9]*|[a-z]+[0-9]*|[0-9]+[a-z]*")
-_SEPARATORS = linear(r"[._:]+")
-_HEX_LIKE = linear(r"^(?:0x)?[0-9a-f]{6,}$")
+_HEX_DIGITS = frozenset("0123456789abcdef")
 _NO_STEM = ("ss", "us", "is", "ys", "as", "os")
 
 #: Function words that carry no evidence; kept short so words like "not" and "no" survive
@@ -112,11 +111,18 @@ def _split_acronym(part: str) -> list[str]:
 
 
 def _parts(identifier: str) -> list[str]:
+    # _PART never matches a separator, so one pass over the identifier finds the parts of
+    # each segment in turn.
     parts: list[str] = []
-    for segment in _SEPARATORS.split(identifier):
-        for match in _PART.finditer(segment):
-            parts.extend(_split_acronym(match[0]))
+    for match in _PART.finditer(identifier):
+        parts.extend(_split_acronym(match[0]))
     return parts
+
+
+def _hex_like(token: str) -> bool:
+    """``^(?:0x)?[0-9a-f]{6,}$``: a hash or address, not a word."""
+    digits = token[2:] if token.startswith("0x") else token
+    return len(digits) >= 6 and _HEX_DIGITS.issuperset(digits)
 
 
 def tokenize(text: str) -> list[str]:
@@ -132,11 +138,11 @@ def tokenize(text: str) -> list[str]:
         whole = identifier.lower()
         parts = [p.lower() for p in _parts(identifier)]
         emitted: list[str] = []
-        if (len(parts) != 1 or parts[0] != whole) and not _HEX_LIKE.match(whole):
+        if (len(parts) != 1 or parts[0] != whole) and not _hex_like(whole):
             emitted.append(whole)
         emitted.extend(parts)
         for token in emitted:
-            if token[0].isdigit() or token in STOPWORDS or len(token) < 2 or _HEX_LIKE.match(token):
+            if token[0].isdigit() or token in STOPWORDS or len(token) < 2 or _hex_like(token):
                 continue
             tokens.append(_stem(token))
     return tokens
