@@ -79,16 +79,17 @@ def parse_java_stacktrace(text: str) -> list[ParsedException]:
             if _indent(line) >= suppressed_indent:
                 continue
             suppressed_indent = None
-        if _SUPPRESSED.match(line):
+        # Substring tests first: each skips an RE2 call (~2 us) on lines that cannot match.
+        if "Suppressed:" in line and _SUPPRESSED.match(line):
             # Suppressed exceptions are not part of the causal chain; skip their block.
             suppressed_indent = max(_indent(line), 1)
             continue
-        frame_match = _FRAME.match(line)
+        frame_match = _FRAME.match(line) if "at" in line and "(" in line else None
         if frame_match:
             if chain and len(chain[-1].frames) < MAX_FRAMES:
                 chain[-1].frames.append(_frame(frame_match))
             continue
-        more = _MORE.match(line)
+        more = _MORE.match(line) if "..." in line else None
         if more:
             if chain:
                 chain[-1].elided = int(more.group("n")[:6])

@@ -198,10 +198,12 @@ def entry_from_text(line: str) -> LogEntry:
         pair = _LEVEL_PAIR.search(rest) or _ANY_LEVEL.search(rest[:80])
         if pair:
             level = _normalise_level(pair.group("level"))
-    trace = _TRACE_PAIR.search(rest)
-    code = _CODE_PAIR.search(rest)
+    # Substring tests first: each skips an RE2 call on lines that cannot match it.
+    lowered = rest.lower()
+    trace = _TRACE_PAIR.search(rest) if "trace" in lowered else None
+    code = _CODE_PAIR.search(rest) if "code" in lowered else None
     extra: dict[str, Any] = {}
-    for pair_match in _PAIR.finditer(rest):
+    for pair_match in _PAIR.finditer(rest) if "=" in rest else ():
         if len(extra) >= MAX_EXTRA_KEYS:
             break
         key = pair_match["key"]
