@@ -111,6 +111,11 @@ def _split_acronym(part: str) -> list[str]:
 
 
 def _parts(identifier: str) -> list[str]:
+    # A plain word ("error", "Tensor", "fp16") is its own only part; most identifiers are
+    # one, and this skips an RE2 call for them.
+    word = identifier.rstrip("0123456789")
+    if word.isalpha() and word[1:].islower() and (len(word) > 1 or word.islower()):
+        return [identifier]
     # _PART never matches a separator, so one pass over the identifier finds the parts of
     # each segment in turn.
     parts: list[str] = []
