@@ -14,8 +14,11 @@ __all__ = ["STOPWORDS", "tokenize"]
 
 # Identifiers (dotted, snake, camel) and words, digits allowed after the first letter (fp16).
 # An identifier never starts inside a run of [A-Za-z0-9_]: the first branch swallows runs
-# that start with a digit (``1abc``), which is what a lookbehind did before RE2.
-_IDENT = linear(r"[0-9][A-Za-z0-9_]*|(?P<id>[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*)")
+# that start with a digit (``1abc``), which is what a lookbehind did before RE2; runs of
+# digits alone need not be swallowed: no identifier starts inside them.
+_IDENT = linear(
+    r"[0-9]+[A-Za-z_][A-Za-z0-9_]*|(?P<id>[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*)"
+)
 # Parts of one identifier segment: words (an acronym run glued to the word after it,
 # CUDAHalf, is split by _split_acronym), acronym runs, trailing digits.
 _PART = linear(r"[A-Z]+[a-z]+[0-9]*|[A-Z]+[0-9]*|[a-z]+[0-9]*|[0-9]+[a-z]*")
