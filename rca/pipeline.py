@@ -33,7 +33,11 @@ def _materially_same(a: Incident, b: Incident) -> bool:
 
 
 def _reusable_analysis(incident: Incident) -> Analysis | None:
-    """The issue's latest finished analysis, when this occurrence is materially the same."""
+    """The issue's latest finished analysis, when this occurrence is materially the same.
+
+    An issue lives in one project (its fingerprint is unique per project), so this reuse
+    never crosses projects.
+    """
     previous = (
         Analysis.objects.filter(issue_id=incident.issue_id, status=Analysis.Status.DONE)
         .exclude(incident_id=incident.pk)
@@ -50,9 +54,18 @@ def _evidence(retrieved: list[Any]) -> list[Evidence]:
     return evidence_from_retrieved(retrieved, stored_bodies(r.slug for r in retrieved))
 
 
-def _cache_key(provider: str, model: str, signals: dict, retrieved: list[dict]) -> str:
+def _cache_key(
+    project_id: int, provider: str, model: str, signals: dict, retrieved: list[dict]
+) -> str:
+    """Same project, provider, prompt, signals and evidence: the same suggestion.
+
+    The project is part of the key: a suggestion is written from one project's evidence
+    (its accepted fixes, its rejections), so another project never gets it from the cache.
+    A past fix is identified by its incident (it has no chunk).
+    """
+    evidence = [(r["kind"], r["chunk_id"], r.get("incident_id")) for r in retrieved]
     material = json.dumps(
-        [provider, model, PROMPT_VERSION, signals, [(r["kind"], r["chunk_id"]) for r in retrieved]],
+        [project_id, provider, model, PROMPT_VERSION, signals, evidence],
         sort_keys=True,
         default=str,
     )
@@ -74,14 +87,40 @@ def _notify_suggestion(suggestion_id: int) -> None:
     notify.notify_suggestion(suggestion_id)
 
 
+class AnalysisRetry(Exception):
+    """This attempt failed and attempts remain: the task retries after `countdown` seconds."""
+
+    def __init__(self, countdown: float, error: str) -> None:
+        super().__init__(error)
+        self.countdown = countdown
+
+
 def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
-    """Analyse one incident; returns the Analysis, or None when another worker has it."""
+    """Analyse one incident; returns the Analysis, or None when another worker has it.
+
+    A failed attempt is recorded on the incident (count and error, see `rca/claim.py`);
+    while attempts remain it raises :class:`AnalysisRetry` for the task to retry with
+    backoff, after the last one the incident stays `failed` and the failed Analysis (if
+    one was started) is returned.
+    """
     if not claim.claim(incident_id, force=force):
         return None
+    try:
+        return _analyse_claimed(incident_id, force=force)
+    except Exception as exc:
+        log.exception("analysis of incident %s failed", incident_id)
+        error = claim.error_text(exc)
+        failure = claim.fail(incident_id, error)
+        if failure is not None and not failure.gave_up:
+            raise AnalysisRetry(claim.retry_countdown(failure.attempts), error) from exc
+        return Analysis.objects.filter(incident_id=incident_id).order_by("-pk").first()
+
+
+def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:
     incident = Incident.objects.select_related("issue").get(pk=incident_id)
     # We hold the claim, so any analysis of this incident still "running" lost its worker.
     Analysis.objects.filter(incident_id=incident_id, status=Analysis.Status.RUNNING).update(
-        status=Analysis.Status.FAILED, error="worker lost mid-analysis", finished_at=timezone.now()
+        status=Analysis.Status.FAILED, error=claim.WORKER_LOST, finished_at=timezone.now()
     )
     _notify_opening(incident)
     if not force and (previous := _reusable_analysis(incident)) is not None:
@@ -94,15 +133,13 @@ def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
     try:
         _run(analysis, incident, force=force)
     except Exception as exc:
-        log.exception("analysis of incident %s failed", incident_id)
         Analysis.objects.filter(pk=analysis.pk).update(
             status=Analysis.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:4000],
+            error=claim.error_text(exc),
             finished_at=timezone.now(),
             latency_ms=int((time.monotonic() - started) * 1000),
         )
-        claim.finish(incident_id, Incident.Analysis.FAILED)
-        return analysis
+        raise
     analysis.refresh_from_db()
     return analysis
 
@@ -117,7 +154,7 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
     started = time.monotonic()
     signals = build_signals(incident)
     [vector] = embed([signals.embedding_text()])
-    demote = rejected_slugs(incident.issue_id, vector)
+    demote = rejected_slugs(incident.issue_id, vector, project_id=incident.project_id)
     retrieved = search(signals, vector, k=K_RUNBOOKS, demote=demote)
     past = similar_accepted(
         vector, exclude_issue_id=incident.issue_id, k=K_PAST_FIXES, project_id=incident.project_id
@@ -128,13 +165,15 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
     ctx = context_for(incident, _evidence(items))
     provider, name = provider_from_settings()
     model = getattr(provider, "model", "")
-    key = _cache_key(name, model, signals.as_dict(), retrieved_rows)
+    key = _cache_key(incident.project_id, name, model, signals.as_dict(), retrieved_rows)
     cached = (
         None
         if force
         else (
             Suggestion.objects.filter(
-                analysis__cache_key=key, analysis__status=Analysis.Status.DONE
+                analysis__cache_key=key,
+                analysis__status=Analysis.Status.DONE,
+                issue__project_id=incident.project_id,  # the key says so too; belt and braces
             )
             .order_by("-created_at")
             .first()

@@ -5,7 +5,9 @@ pgvector cosine over the stored chunk embeddings (HNSW for the candidates, then 
 cosine for every candidate runbook's chunks), the runbooks' front-matter signal regexes as
 a prior, fused per runbook (:mod:`rca.fusion`). Feedback shapes later rankings: runbooks
 rejected for the same issue or a near-identical incident are demoted, and incidents whose
-suggestion was accepted come back through :func:`similar_accepted`.
+suggestion was accepted come back through :func:`similar_accepted`. Feedback is a
+project's own: both take a required ``project_id`` and never look at another project's
+decisions (runbooks themselves are shared by every project).
 """
 
 from __future__ import annotations
@@ -243,21 +245,18 @@ def similar_accepted(
     exclude_issue_id: int | None,
     k: int = 3,
     *,
-    project_id: int | None = None,
+    project_id: int,
 ) -> list[Retrieved]:
-    """Past incidents like this one whose suggestion was accepted, as ``past_fix`` items:
-    accepted fixes become retrievable knowledge. One per issue, most similar first, only
-    above :data:`SIMILAR_INCIDENT` cosine; ``project_id`` restricts to one project."""
+    """Past incidents of project ``project_id`` like this one whose suggestion was accepted,
+    as ``past_fix`` items: accepted fixes become retrievable knowledge. One per issue, most
+    similar first, only above :data:`SIMILAR_INCIDENT` cosine."""
     if query_embedding is None:
         return []
     from rca.models import Runbook
 
-    filters: dict[str, Any] = {"suggestion__status": "accepted"}
-    if project_id is not None:
-        filters["issue__project_id"] = project_id
-    analyses = _similar_analyses(query_embedding, **filters).select_related(
-        "suggestion", "incident"
-    )
+    analyses = _similar_analyses(
+        query_embedding, suggestion__status="accepted", issue__project_id=project_id
+    ).select_related("suggestion", "incident")
     if exclude_issue_id is not None:
         analyses = analyses.exclude(issue_id=exclude_issue_id)
     found: list[Retrieved] = []
@@ -294,21 +293,27 @@ def similar_accepted(
 
 
 def rejected_slugs(
-    issue_id: int | None, query_embedding: Sequence[float] | None = None
+    issue_id: int | None,
+    query_embedding: Sequence[float] | None = None,
+    *,
+    project_id: int,
 ) -> set[str]:
     """Runbook slugs to demote: rejected for this issue (and not accepted for it since),
-    or rejected for another incident at least :data:`SAME_INCIDENT` similar."""
+    or rejected for another incident of project ``project_id`` at least
+    :data:`SAME_INCIDENT` similar. Another project's rejection never demotes here."""
     from rca.models import Suggestion
 
     slugs: set[str] = set()
     if issue_id is not None:
-        decided = Suggestion.objects.filter(issue_id=issue_id).exclude(runbook_slug="")
+        decided = Suggestion.objects.filter(
+            issue_id=issue_id, issue__project_id=project_id
+        ).exclude(runbook_slug="")
         rejected = set(decided.filter(status="rejected").values_list("runbook_slug", flat=True))
         accepted = set(decided.filter(status="accepted").values_list("runbook_slug", flat=True))
         slugs |= rejected - accepted
     if query_embedding is not None:
         for analysis in _similar_analyses(
-            query_embedding, suggestion__status="rejected"
+            query_embedding, suggestion__status="rejected", issue__project_id=project_id
         ).select_related("suggestion")[:20]:
             if 1.0 - float(analysis.distance) < SAME_INCIDENT:
                 break

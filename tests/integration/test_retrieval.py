@@ -98,7 +98,7 @@ def test_a_rejected_runbook_is_demoted_for_that_issue(stored_corpus) -> None:
     top = search(signals, vector, k=5)[0]
     _decide(incident, vector, top.slug, Suggestion.Status.REJECTED)
 
-    demote = rejected_slugs(incident.issue_id, vector)
+    demote = rejected_slugs(incident.issue_id, vector, project_id=project.pk)
     assert demote == {top.slug}
     again = search(signals, vector, k=5, demote=demote)
     assert again[0].slug != top.slug
@@ -127,12 +127,12 @@ def test_an_accepted_fix_comes_back_for_a_similar_incident(stored_corpus) -> Non
     second = store_incident(project, other).incident
     assert second.issue_id != first.issue_id
     query = embed([build_signals(second).embedding_text()])[0]
-    past = similar_accepted(query, exclude_issue_id=second.issue_id, k=3)
+    past = similar_accepted(query, exclude_issue_id=second.issue_id, k=3, project_id=project.pk)
     assert [p.kind for p in past] == ["past_fix"]
     assert past[0].slug == "matmul-shape-mismatch-linear"
     assert past[0].action.startswith("Set the head's in_features")
     assert past[0].failure_class == "matmul_shape_mismatch"
-    assert similar_accepted(query, exclude_issue_id=first.issue_id, k=3) == []
+    assert similar_accepted(query, first.issue_id, k=3, project_id=project.pk) == []
 
 
 @pytest.mark.django_db
