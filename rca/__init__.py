@@ -28,7 +28,13 @@ def enqueue_analyses(incident_ids: Sequence[int]) -> None:
 
 
 def reanalyse(incident_id: int) -> None:
-    """Force a fresh analysis of an incident (the UI's "Re-analyse"), bypassing the cache."""
+    """Force a fresh analysis of an incident (the UI's "Re-analyse"), bypassing the cache.
+
+    A person asked, so the incident gets a fresh set of attempts, even one that failed
+    RCA_ANALYSIS_MAX_ATTEMPTS times (the only way such an incident runs again).
+    """
+    from rca.claim import reset_attempts
     from rca.enqueue import publish_analysis_on_commit
 
+    reset_attempts(incident_id)
     publish_analysis_on_commit(incident_id, force=True)

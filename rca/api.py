@@ -15,7 +15,7 @@ from ingest.api import key_of
 from ingest.errors import error_response
 from ingest.models import Incident, Issue
 from rca.models import Analysis
-from rca.serializers import analysis_dict
+from rca.serializers import analysis_dict, attempts_dict, status_counts
 
 router = Router(tags=["analysis"])
 
@@ -43,6 +43,7 @@ def incident_analysis(request: HttpRequest, incident_id: int) -> Any:
     return {
         "incident_id": incident.pk,
         "analysis_status": incident.analysis_status,
+        **attempts_dict(incident),
         "reused": own is None and shown is not None,
         "analysis": analysis_dict(shown) if shown else None,
     }
@@ -55,3 +56,9 @@ def issue_analysis(request: HttpRequest, issue_id: int) -> Any:
         return error_response(404, ["path", "issue_id"], f"no issue {issue_id} here")
     latest = _latest(issue=issue)
     return {"issue_id": issue.pk, "analysis": analysis_dict(latest) if latest else None}
+
+
+@router.get("/analyses/status", response=dict, summary="How many incidents are in each state")
+def analyses_status(request: HttpRequest) -> Any:
+    """The project's incidents by analysis state: `failed` counts poison incidents."""
+    return status_counts(key_of(request).project)

@@ -1,28 +1,93 @@
 """Claiming work with a conditional UPDATE: exactly one worker wins an incident.
 
 The status transition happens in the database, so two workers (or a sweeper re-enqueue
-racing a slow worker) can never analyse the same incident at the same time.
+racing a slow worker) can never analyse the same incident at the same time. Each claim
+is an attempt, counted in the same UPDATE: a worker SIGKILLed mid-analysis has already
+spent its attempt, so an incident that kills every worker that touches it (or always
+raises) runs at most RCA_ANALYSIS_MAX_ATTEMPTS times and then stays `failed`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 
 from ingest.models import Incident
 
 Status = Incident.Analysis
+MAX_ERROR = 2000  # characters of an error kept on the incident (the Analysis row has more)
+WORKER_LOST = "worker lost mid-analysis (killed, out of memory or over the time limit)"
+
+
+def max_attempts() -> int:
+    return max(1, settings.RCA_ANALYSIS_MAX_ATTEMPTS)
+
+
+def error_text(exc: BaseException) -> str:
+    """`Type: message`, truncated: our own exception text, shown (escaped) in the UI."""
+    return f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
 
 
 def claim(incident_id: int, *, force: bool = False) -> bool:
-    """pending -> analyzing (also done/failed -> analyzing when forced); True if we won."""
+    """pending -> analyzing (also done/failed -> analyzing when forced); True if we won.
+
+    Never past the attempt limit, forced or not: only `reset_attempts` (a responder's
+    Re-analyse) opens an exhausted incident again, so no stray message can loop it.
+    """
     allowed = [Status.PENDING] + ([Status.DONE, Status.FAILED] if force else [])
-    won = Incident.objects.filter(pk=incident_id, analysis_status__in=allowed).update(
-        analysis_status=Status.ANALYZING, analysis_updated_at=timezone.now()
+    won = Incident.objects.filter(
+        pk=incident_id, analysis_status__in=allowed, analysis_attempts__lt=max_attempts()
+    ).update(
+        analysis_status=Status.ANALYZING,
+        analysis_updated_at=timezone.now(),
+        analysis_attempts=F("analysis_attempts") + 1,
     )
     return won == 1
 
 
 def finish(incident_id: int, status: str) -> None:
+    """analyzing -> `status`; a success clears the last error (the count stays, as a record)."""
+    extra = {"analysis_error": ""} if status == Status.DONE else {}
     Incident.objects.filter(pk=incident_id, analysis_status=Status.ANALYZING).update(
-        analysis_status=status, analysis_updated_at=timezone.now()
+        analysis_status=status, analysis_updated_at=timezone.now(), **extra
     )
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What became of an incident after a failed attempt."""
+
+    attempts: int
+    gave_up: bool  # True: `failed` for good; False: `pending`, a retry is due
+
+
+def fail(incident_id: int, error: str) -> Failure | None:
+    """analyzing -> failed at the attempt limit, else back to pending; None if not ours."""
+    now = timezone.now()
+    mine = Incident.objects.filter(pk=incident_id, analysis_status=Status.ANALYZING)
+    if mine.filter(analysis_attempts__gte=max_attempts()).update(
+        analysis_status=Status.FAILED, analysis_error=error[:MAX_ERROR], analysis_updated_at=now
+    ):
+        gave_up = True
+    elif mine.update(
+        analysis_status=Status.PENDING, analysis_error=error[:MAX_ERROR], analysis_updated_at=now
+    ):
+        gave_up = False
+    else:
+        return None
+    attempts = Incident.objects.filter(pk=incident_id).values_list("analysis_attempts", flat=True)
+    return Failure(attempts=attempts.first() or 0, gave_up=gave_up)
+
+
+def retry_countdown(attempts: int) -> float:
+    """Seconds before the next attempt: doubling from RCA_ANALYSIS_RETRY_BACKOFF, capped."""
+    delay = settings.RCA_ANALYSIS_RETRY_BACKOFF * 2 ** max(0, attempts - 1)
+    return float(min(delay, settings.RCA_ANALYSIS_RETRY_BACKOFF_MAX))
+
+
+def reset_attempts(incident_id: int) -> None:
+    """A responder asked again: the incident gets a fresh set of attempts."""
+    Incident.objects.filter(pk=incident_id).update(analysis_attempts=0)

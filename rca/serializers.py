@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Count
+
+from ingest.models import Incident, Project
+from rca.claim import max_attempts
 from rca.models import Analysis, Suggestion
 
 
@@ -44,3 +48,28 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         "created_at": a.created_at.isoformat(),
         "suggestion": suggestion_dict(suggestion) if suggestion else None,
     }
+
+
+def attempts_dict(incident: Incident) -> dict[str, Any]:
+    """How many times analysis ran for the incident, the limit, and its last error."""
+    return {
+        "attempts": incident.analysis_attempts,
+        "max_attempts": max_attempts(),
+        "error": incident.analysis_error or None,
+    }
+
+
+def status_counts(project: Project) -> dict[str, Any]:
+    """Incidents waiting for, in, or out of analysis attempts (`failed`): the ones an
+    operator acts on. `done` is left out: counting it would read every incident, while
+    these three are served by partial indexes."""
+    states = (Incident.Analysis.PENDING, Incident.Analysis.ANALYZING, Incident.Analysis.FAILED)
+    unfinished = [state.value for state in states]
+    rows = (
+        Incident.objects.filter(project=project, analysis_status__in=unfinished)
+        .values_list("analysis_status")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    counts = dict.fromkeys(unfinished, 0) | {status: n for status, n in rows}
+    return {"project": project.slug, **counts, "max_attempts": max_attempts()}

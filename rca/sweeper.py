@@ -2,22 +2,28 @@
 
 `pending` too long: the message never arrived (broker down, enqueue lost) — send it again.
 `analyzing` too long: the worker died mid-analysis — put it back to pending and send it.
+Either way, an incident that has used all its attempts (RCA_ANALYSIS_MAX_ATTEMPTS; the
+killed worker's claim counted as one) is marked `failed` instead: a poison incident that
+kills every worker is tried a bounded number of times, never forever.
 The conditional updates make this safe to run anywhere, any number of times.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Case, F, Q, TextField, Value, When
 from django.utils import timezone
 
 from ingest.models import Incident
+from rca import claim
 from rca.enqueue import publish_analysis_on_commit
 
 Status = Incident.Analysis
+log = logging.getLogger(__name__)
 
 
 def _stuck(pending_cutoff, analyzing_cutoff) -> Q:
@@ -49,13 +55,42 @@ def sweep(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
     requeued = []
     for incident_id in ids:
         with transaction.atomic():
+            if _give_up(stuck, incident_id):
+                log.warning("incident %s: out of analysis attempts, marked failed", incident_id)
+                continue
             moved = Incident.objects.filter(stuck, pk=incident_id).update(
-                analysis_status=Status.PENDING, analysis_updated_at=timezone.now()
+                analysis_status=Status.PENDING,
+                analysis_updated_at=timezone.now(),
+                analysis_error=Case(
+                    When(analysis_status=Status.ANALYZING, then=Value(claim.WORKER_LOST)),
+                    default=F("analysis_error"),
+                    output_field=TextField(),
+                ),
             )
             if moved:
                 publish_analysis_on_commit(incident_id)  # inline: this is the safety net
                 requeued.append(incident_id)
     return requeued
+
+
+def _give_up(stuck: Q, incident_id: int) -> bool:
+    """Out of attempts: `failed` for good (with why), its lost Analysis row closed too."""
+    now = timezone.now()
+    exhausted = Incident.objects.filter(
+        stuck, pk=incident_id, analysis_attempts__gte=claim.max_attempts()
+    )
+    lost = exhausted.filter(analysis_status=Status.ANALYZING).update(
+        analysis_status=Status.FAILED, analysis_error=claim.WORKER_LOST, analysis_updated_at=now
+    )
+    # Pending with no attempt left: the limit was lowered; keep the last error it had.
+    unclaimable = exhausted.update(analysis_status=Status.FAILED, analysis_updated_at=now)
+    if lost:
+        from rca.models import Analysis
+
+        Analysis.objects.filter(incident_id=incident_id, status=Analysis.Status.RUNNING).update(
+            status=Analysis.Status.FAILED, error=claim.WORKER_LOST, finished_at=now
+        )
+    return bool(lost or unclaimable)
 
 
 def sweep_notifications(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:

@@ -3,11 +3,25 @@
 from celery import shared_task
 
 
-@shared_task(name="rca.tasks.analyse_incident", ignore_result=True, acks_late=True)
-def analyse_incident(incident_id: int, force: bool = False) -> None:
-    from rca.pipeline import analyse
+@shared_task(
+    name="rca.tasks.analyse_incident",
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    max_retries=None,  # bounded by RCA_ANALYSIS_MAX_ATTEMPTS, counted on the incident row
+)
+def analyse_incident(self, incident_id: int, force: bool = False) -> None:
+    """Retry policy: a failed attempt is retried after RCA_ANALYSIS_RETRY_BACKOFF seconds,
+    doubling per attempt up to RCA_ANALYSIS_RETRY_BACKOFF_MAX, at most
+    RCA_ANALYSIS_MAX_ATTEMPTS - 1 times; then the incident stays `failed`. The row counts
+    the attempts (a SIGKILLed attempt too), so a re-sent message cannot add any."""
+    from rca.claim import max_attempts
+    from rca.pipeline import AnalysisRetry, analyse
 
-    analyse(incident_id, force=force)
+    try:
+        analyse(incident_id, force=force)
+    except AnalysisRetry as retry:
+        raise self.retry(countdown=retry.countdown, max_retries=max_attempts() - 1) from None
 
 
 @shared_task(name="rca.tasks.analyse_incidents", ignore_result=True, acks_late=True)

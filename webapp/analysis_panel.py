@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.models import Incident, Issue
+from rca import claim
 from rca.models import Analysis, Decision, Suggestion
 
 MAX_DIM_SHARE = 0.3
@@ -38,6 +39,27 @@ class Panel:
             return True
         newest = self.analysis.pk if self.analysis else 0
         return self.awaiting is not None and newest <= self.awaiting
+
+    @property
+    def attempts(self) -> int:
+        """Attempts made (at least one once failed: rows older than the count had none)."""
+        failed = self.incident.analysis_status == Incident.Analysis.FAILED
+        return max(self.incident.analysis_attempts, 1 if failed else 0)
+
+    @property
+    def max_attempts(self) -> int:
+        return claim.max_attempts()
+
+    @property
+    def error(self) -> str:
+        """The last failed attempt's error (the incident keeps it even when no Analysis
+        row was written, e.g. the worker was killed)."""
+        return self.incident.analysis_error or (self.analysis.error if self.analysis else "")
+
+    @property
+    def retrying(self) -> bool:
+        """A failed attempt is waiting for its retry."""
+        return self.incident.analysis_status in ACTIVE and bool(self.incident.analysis_error)
 
     @property
     def polling(self) -> bool:

@@ -139,6 +139,13 @@ RCA_EMBEDDING_MODEL = env("RCA_EMBEDDING_MODEL", default="")
 # longer than these (seconds).
 RCA_ANALYSIS_PENDING_AFTER = env.int("RCA_ANALYSIS_PENDING_AFTER", default=120)
 RCA_ANALYSIS_STUCK_AFTER = env.int("RCA_ANALYSIS_STUCK_AFTER", default=600)
+# Every claim of an incident is an attempt (a worker killed mid-analysis included). A failed
+# attempt is retried by the task after RCA_ANALYSIS_RETRY_BACKOFF * 2**(attempt-1) seconds
+# (capped at RCA_ANALYSIS_RETRY_BACKOFF_MAX); after RCA_ANALYSIS_MAX_ATTEMPTS the incident
+# is `failed` and nothing retries it until a responder re-analyses it (rca/claim.py).
+RCA_ANALYSIS_MAX_ATTEMPTS = env.int("RCA_ANALYSIS_MAX_ATTEMPTS", default=3)
+RCA_ANALYSIS_RETRY_BACKOFF = env.float("RCA_ANALYSIS_RETRY_BACKOFF", default=10.0)
+RCA_ANALYSIS_RETRY_BACKOFF_MAX = env.float("RCA_ANALYSIS_RETRY_BACKOFF_MAX", default=60.0)
 # Ingest hands incident ids to a background thread that publishes them, coalesced, after
 # the response (rca/publisher.py), so a slow or stalled broker never holds a request;
 # false: each request publishes before it answers. Measured on 2 cores: +16-23% single-
