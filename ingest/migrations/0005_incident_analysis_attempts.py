@@ -4,24 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingest', '0004_incident_opened_issue'),
+        ("ingest", "0004_incident_opened_issue"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='incident',
-            name='analysis_attempts',
+            model_name="incident",
+            name="analysis_attempts",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='incident',
-            name='analysis_error',
+            model_name="incident",
+            name="analysis_error",
             field=models.TextField(blank=True),
         ),
         migrations.AddIndex(
-            model_name='incident',
-            index=models.Index(condition=models.Q(('analysis_status', 'failed')), fields=['project'], name='incident_analysis_failed'),
+            model_name="incident",
+            index=models.Index(
+                condition=models.Q(("analysis_status", "failed")),
+                fields=["project"],
+                name="incident_analysis_failed",
+            ),
         ),
     ]
