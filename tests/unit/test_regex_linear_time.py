@@ -31,7 +31,7 @@ from ingest.parsing.python_traceback import parse_python_traceback
 from ingest.parsing.shapes import extract_shape_diff, parse_dims
 from ingest.parsing.stacktrace import parse_stacktrace
 from ingest.scrubbing import scrub_text
-from rca import corpus, signals
+from rca import corpus, signals, validation
 from rca.prompts import render, untrusted
 from rca.providers.draft import parse_answer
 from rca.providers.wording import first_sentence, incident_specifics
@@ -57,7 +57,10 @@ UNTRUSTED_TEXT_MODULES = [
     "rca.signals",
     "rca.tokens",
 ]
-#: ``re`` patterns that stay, and why their input is not attacker-written.
+#: ``re`` patterns that stay, and why their input is not attacker-written. Not listed above
+#: either: ``rca.validation`` keeps ``re`` (lookarounds) but reads at most
+#: ``MAX_SCAN_CHARS`` (4,000) characters of an LLM answer, so its cost is bounded; the
+#: adversarial tests below run it too.
 ALLOWED_RE_PATTERNS = {
     # Runbook structure (slug, names, headings, list items, fences, sentence ends): read
     # from runbook files the operator ships, never from incidents. Signals are RE2.
@@ -283,6 +286,10 @@ def _every_function(text: str) -> None:
         corpus.match_signals(runbook, text)
     scrub_text(text)
     first_sentence(text, 200)
+    validation.named_dims(text)
+    validation.code_locations(text)
+    validation.urls_in(text)
+    validation.format_ok("Set " + text, "Because.")
     try:
         parse_answer(text)
     except Exception as error:  # noqa: BLE001 - only ProviderError is expected
