@@ -14,7 +14,16 @@ from tests.support.processes import REPO
 from webapp import instance_secret
 
 #: Variables that shape the settings under test; each run states its own.
-SHAPING = ("SECRET_KEY", "DEBUG", "RCA_TLS", "ALLOWED_HOSTS", "RCA_HSTS_PRELOAD")
+# What the test session's own environment may carry that a deployment never sets: the
+# browser tests export DJANGO_ALLOW_ASYNC_UNSAFE for pytest-django's live_server.
+SHAPING = (
+    "SECRET_KEY",
+    "DEBUG",
+    "RCA_TLS",
+    "ALLOWED_HOSTS",
+    "RCA_HSTS_PRELOAD",
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
+)
 
 
 @pytest.fixture(autouse=True)
