@@ -145,8 +145,8 @@ def main() -> None:
     _env.setup_django()
     from ingest.keys import create_key
     from ingest.models import Project
-    from rca.embeddings import embed_missing_chunks
-    from rca.runbook_store import load_runbooks
+    from rca.corpus.embeddings import embed_missing_chunks
+    from rca.corpus.store import load_runbooks
 
     load_runbooks()
     embed_missing_chunks()

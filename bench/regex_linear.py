@@ -54,9 +54,10 @@ def _functions() -> dict[str, Callable[[str], object]]:
     from ingest.parsing.shapes import extract_shape_diff
     from ingest.parsing.stacktrace import parse_stacktrace
     from ingest.scrubbing import scrub_text
-    from rca import corpus, signals
-    from rca.prompts import untrusted
-    from rca.tokens import tokenize
+    from rca.corpus import files as corpus
+    from rca.retrieval import signals
+    from rca.retrieval.tokens import tokenize
+    from rca.suggestion.prompts import untrusted
 
     runbooks = corpus.load_directory(corpus.bundled_runbook_dir())
     return {

@@ -83,7 +83,8 @@ class Row:
 def _measure(row: Row, signals, vectors, repeat: int) -> None:
     import numpy as np
 
-    from rca import corpus_index, retrieval
+    from rca.retrieval import hybrid as retrieval
+    from rca.retrieval import index as corpus_index
 
     index = corpus_index.current_index()
     retrieval.search(signals[0], vectors[0])  # warm the connection and caches
@@ -124,7 +125,7 @@ def _hnsw_plan(vector) -> str:
 
 
 def _build_index(row: Row) -> None:
-    from rca import corpus_index
+    from rca.retrieval import index as corpus_index
 
     corpus_index._current = None
     before = _rss_mib()
@@ -140,8 +141,8 @@ def _rank_bm25(row: Row, signals, queries: int = 10) -> None:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    from rca import corpus_index
-    from rca.tokens import tokenize
+    from rca.retrieval import index as corpus_index
+    from rca.retrieval.tokens import tokenize
 
     index = corpus_index.current_index()
     docs = [tokenize(t) for t in index.chunk_texts] + [tokenize(t) for t in index.field_texts]
@@ -197,7 +198,7 @@ def _synthetic(size: int, options, base, model_name: str, signals, vectors) -> R
         if size <= options.rank_bm25_max:
             _rank_bm25(row, signals)
     finally:
-        from rca import corpus_index
+        from rca.retrieval import index as corpus_index
 
         corpus_index._current = None
         synth.use_database(home)
@@ -260,10 +261,10 @@ def main() -> None:
 
     import synthetic_corpus as synth
 
-    from rca.embeddings import embed, embed_missing_chunks, model_name
-    from rca.eval_run import case_incident, load_cases
-    from rca.runbook_store import load_runbooks
-    from rca.signals import build_signals
+    from rca.corpus.embeddings import embed, embed_missing_chunks, model_name
+    from rca.corpus.store import load_runbooks
+    from rca.evaluation.run import case_incident, load_cases
+    from rca.retrieval.signals import build_signals
 
     load_runbooks()
     seconds, embedded = _timed(embed_missing_chunks)

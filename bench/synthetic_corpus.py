@@ -130,7 +130,7 @@ def use_database(name: str) -> None:
 
 
 def stored_version() -> str:
-    from rca.runbook_store import current_version
+    from rca.corpus.store import current_version
 
     return current_version()
 

@@ -2,8 +2,8 @@
 
 Three functions read attacker-reachable text on every page view or message: the inert
 Markdown renderer (`webapp.markdown.render_inline`, input cut at MAX_INLINE_CHARS), the
-URL finder of the validator (`rca.validation.urls_in`, input cut at MAX_SCAN_CHARS), and
-Slack's defanging (`rca.slack.payloads.defang`, uncut). Flat ms per KB as the input grows
+URL finder of the validator (`rca.suggestion.validation.urls_in`, input cut at MAX_SCAN_CHARS), and
+Slack's defanging (`rca.notify.slack.payloads.defang`, uncut). Flat ms per KB as the input grows
 means linear; the cuts bound the absolute figure.
 
     .venv/bin/python bench/untrusted_text.py
@@ -26,8 +26,8 @@ import django  # noqa: E402
 
 django.setup()
 
-from rca.slack.payloads import defang  # noqa: E402
-from rca.validation import urls_in  # noqa: E402
+from rca.notify.slack.payloads import defang  # noqa: E402
+from rca.suggestion.validation import urls_in  # noqa: E402
 from webapp.markdown import render_inline  # noqa: E402
 
 SIZES_KIB = (1, 4, 16, 64)

@@ -5,8 +5,8 @@ statements as one incident (one idempotency lookup, one issue upsert, one multi-
 insert), which is where batched ingestion gets its throughput.
 
 Idempotent on `event_id` (per project): a retried POST returns the first incident.
-Analysis is enqueued only after the transaction commits, so the queue never carries an
-id the database does not have, and a committed incident is always enqueued.
+What happens next (analysis, notifications) is not ingest's business: it announces the
+stored incidents on `ingest.signals.incidents_stored`, inside the transaction.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-import rca
 from ingest.bulk_insert import insert_rows
 from ingest.derive import Derived, derive
 from ingest.event_ids import normalise_event_id
 from ingest.models import Incident, Issue, Project
 from ingest.scrubbing import scrub
+from ingest.signals import incidents_stored
 from ingest.storable import storable
 
 
@@ -200,8 +200,9 @@ def _store_prepared(project: Project, prepared: list[_Prepared], source: str) ->
                     new_issue=opened == "new",
                     regressed=opened == "regressed",
                 )
-            insert_rows([s.incident for s in results.values()])
-            rca.enqueue_analyses([s.incident.pk for s in results.values()])
+            stored = [s.incident for s in results.values()]
+            insert_rows(stored)
+            incidents_stored.send(sender=Incident, project=project, incidents=stored)
     out: list[Stored] = []
     for index, p in enumerate(prepared):
         if index in results:

@@ -16,11 +16,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from ingest.models import Incident
-from rca import claim
-from rca.context import Evidence
-from rca.evidence import context_for, evidence_from_retrieved, stored_bodies
 from rca.models import Analysis, Suggestion
-from rca.prompts import PROMPT_VERSION
+from rca.queue import claim
+from rca.suggestion.context import Evidence
+from rca.suggestion.evidence import context_for, evidence_from_retrieved, stored_bodies
+from rca.suggestion.prompts import PROMPT_VERSION
 
 log = logging.getLogger(__name__)
 K_RUNBOOKS = 5
@@ -72,19 +72,10 @@ def _cache_key(
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def _notify_opening(incident: Incident) -> None:
-    from rca import notify
-
-    if incident.opened_issue == "new":
-        notify.notify_new_issue(incident.issue_id)
-    elif incident.opened_issue == "regressed":
-        notify.notify_regression(incident.issue_id, incident.pk)
-
-
 def _notify_suggestion(suggestion_id: int) -> None:
-    from rca import notify
+    from rca.notify import notify_suggestion
 
-    notify.notify_suggestion(suggestion_id)
+    notify_suggestion(suggestion_id)
 
 
 class AnalysisRetry(Exception):
@@ -98,7 +89,7 @@ class AnalysisRetry(Exception):
 def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
     """Analyse one incident; returns the Analysis, or None when another worker has it.
 
-    A failed attempt is recorded on the incident (count and error, see `rca/claim.py`);
+    A failed attempt is recorded on the incident (count and error, see `rca/queue/claim.py`);
     while attempts remain it raises :class:`AnalysisRetry` for the task to retry with
     backoff, after the last one the incident stays `failed` and the failed Analysis (if
     one was started) is returned.
@@ -122,7 +113,6 @@ def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:
     Analysis.objects.filter(incident_id=incident_id, status=Analysis.Status.RUNNING).update(
         status=Analysis.Status.FAILED, error=claim.WORKER_LOST, finished_at=timezone.now()
     )
-    _notify_opening(incident)
     if not force and (previous := _reusable_analysis(incident)) is not None:
         log.info("incident %s: same signals as analysis %s, reusing", incident_id, previous.pk)
         claim.finish(incident_id, Incident.Analysis.DONE)
@@ -145,11 +135,11 @@ def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:
 
 
 def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
-    from rca.embeddings import embed
-    from rca.providers import provider_from_settings
-    from rca.retrieval import rejected_slugs, search, similar_accepted
-    from rca.signals import build_signals
-    from rca.suggest import write_suggestion
+    from rca.corpus.embeddings import embed
+    from rca.retrieval.hybrid import rejected_slugs, search, similar_accepted
+    from rca.retrieval.signals import build_signals
+    from rca.suggestion.providers import provider_from_settings
+    from rca.suggestion.suggest import write_suggestion
 
     started = time.monotonic()
     signals = build_signals(incident)

@@ -7,8 +7,8 @@ from typing import Any
 from django.db.models import Count
 
 from ingest.models import Incident, Project
-from rca.claim import max_attempts
 from rca.models import Analysis, Suggestion
+from rca.queue.claim import max_attempts
 
 
 def suggestion_dict(s: Suggestion) -> dict[str, Any]:

@@ -69,9 +69,9 @@ def _analyses_only_where_a_worker_runs(request, monkeypatch) -> None:
         "queues_analyses"
     ):
         return
-    import rca
+    from rca.queue import intake
 
-    monkeypatch.setattr(rca, "enqueue_analyses", lambda incident_ids: None)
+    monkeypatch.setattr(intake, "publish_analyses_on_commit", lambda incident_ids: None)
 
 
 @pytest.fixture(scope="session")

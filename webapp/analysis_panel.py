@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.models import Incident, Issue
-from rca import claim
 from rca.models import Analysis, Decision, Suggestion
+from rca.queue import claim
 
 MAX_DIM_SHARE = 0.3
 MIN_STACK_MATCH = 0.92

@@ -11,7 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 app = Celery("rootcause")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["webapp", "rca"])
+app.autodiscover_tasks(["webapp", "rca.queue"])
 
 
 def _tune_embedded_broker() -> None:

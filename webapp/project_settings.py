@@ -106,7 +106,7 @@ def rotate_dsn(project: Project) -> str:
 def save_webhook(project: Project, url: str) -> str:
     """Store (or with an empty `url`, remove) the webhook; returns an error message or ""."""
     from rca.notify import set_webhook
-    from rca.slack import WebhookURLNotAllowed
+    from rca.notify.slack import WebhookURLNotAllowed
 
     try:
         set_webhook(project, url or "")

@@ -142,12 +142,12 @@ RCA_ANALYSIS_STUCK_AFTER = env.int("RCA_ANALYSIS_STUCK_AFTER", default=600)
 # Every claim of an incident is an attempt (a worker killed mid-analysis included). A failed
 # attempt is retried by the task after RCA_ANALYSIS_RETRY_BACKOFF * 2**(attempt-1) seconds
 # (capped at RCA_ANALYSIS_RETRY_BACKOFF_MAX); after RCA_ANALYSIS_MAX_ATTEMPTS the incident
-# is `failed` and nothing retries it until a responder re-analyses it (rca/claim.py).
+# is `failed` and nothing retries it until a responder re-analyses it (rca/queue/claim.py).
 RCA_ANALYSIS_MAX_ATTEMPTS = env.int("RCA_ANALYSIS_MAX_ATTEMPTS", default=3)
 RCA_ANALYSIS_RETRY_BACKOFF = env.float("RCA_ANALYSIS_RETRY_BACKOFF", default=10.0)
 RCA_ANALYSIS_RETRY_BACKOFF_MAX = env.float("RCA_ANALYSIS_RETRY_BACKOFF_MAX", default=60.0)
 # Ingest hands incident ids to a background thread that publishes them, coalesced, after
-# the response (rca/publisher.py), so a slow or stalled broker never holds a request;
+# the response (rca/queue/publisher.py), so a slow or stalled broker never holds a request;
 # false: each request publishes before it answers. Measured on 2 cores: +16-23% single-
 # incident POSTs with the embedded broker (a publish is a committed INSERT), -5-10% with
 # Redis (a publish is cheaper than the hand-over).
@@ -250,7 +250,7 @@ RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 # Public base URL used in links sent outside the app (Slack, API answers).
 RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
 
-# Slack notifications (rca/slack/, rca/notify/).
+# Slack notifications (rca/notify/slack/, rca/notify/).
 # Default incoming webhook for projects that have none of their own.
 SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
 # Hosts other than hooks.slack.com that webhooks may post to (http allowed there too).

@@ -1,7 +1,7 @@
 """When Rootcause tells Slack: at most once per (issue, kind, webhook), storms folded into digests.
 
 Each `notify_*` records a `Notification` row -- the unique (issue, kind, target) key makes
-a second call a no-op -- and queues `rca.tasks.send_notification` once the transaction
+a second call a no-op -- and queues `rca.queue.tasks.send_notification` once the transaction
 commits. `deliver()` is that task's work: one attempt, recorded on the row.
 
 The digest rule, per project and webhook, with N = RCA_SLACK_DIGEST_THRESHOLD and

@@ -1,7 +1,7 @@
 """Creating notifications: one row per (issue, kind, webhook), and the digest decision.
 
 The `notify_*` calls run inside ingest and analysis, so they never raise: a failure is
-logged and the caller carries on. A row is handed to `rca.tasks.send_notification` once the
+logged and the caller carries on. A row is handed to `rca.queue.tasks.send_notification` once the
 transaction commits; :mod:`rca.notify.delivery` does the sending.
 """
 
@@ -18,8 +18,8 @@ from django.utils import timezone
 from ingest.models import Issue, Project
 from rca.models import Notification, Suggestion
 from rca.notify.records import Kind, Status, lock_project, update_row
+from rca.notify.slack import IssueEvent, IssueInfo, SuggestionInfo, build_payload, target_of
 from rca.notify.webhooks import webhook_url
-from rca.slack import IssueEvent, IssueInfo, SuggestionInfo, build_payload, target_of
 
 log = logging.getLogger(__name__)
 
@@ -167,8 +167,7 @@ def _notify_suggestion(suggestion_id: int) -> Notification | None:
 
 def _enqueue(notification_id: int, countdown: float | None = None) -> None:
     """After commit; a broker outage leaves the row queued for the sweeper, never raises."""
-    from rca.enqueue import publish
-    from rca.tasks import send_notification
+    from rca.queue.enqueue import SEND_NOTIFICATION, publish
 
     options = {"countdown": countdown} if countdown else {}
-    transaction.on_commit(partial(publish, send_notification, (notification_id,), None, **options))
+    transaction.on_commit(partial(publish, SEND_NOTIFICATION, (notification_id,), None, **options))

@@ -1,6 +1,6 @@
 """Delivering: one attempt per queued notification, recorded on its row.
 
-The Celery task in :mod:`rca.tasks` calls `deliver()` and turns `RetryLater` into a retry;
+The Celery task in :mod:`rca.queue.tasks` calls `deliver()` and turns `RetryLater` into a retry;
 everything about when to give up, how long to wait and when to pause the webhook is here.
 """
 
@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from rca.models import Notification
 from rca.notify.records import Kind, Status, lock_project, update_row
+from rca.notify.slack import DigestEvent, IssueInfo, SlackError, build_payload, send, target_of
 from rca.notify.webhooks import disable_webhook, webhook_url
-from rca.slack import DigestEvent, IssueInfo, SlackError, build_payload, send, target_of
 
 log = logging.getLogger(__name__)
 

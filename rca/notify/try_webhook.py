@@ -11,8 +11,7 @@ from django.utils import timezone
 from ingest.models import Project
 from rca.models import Notification
 from rca.notify.records import Kind, Status, update_row
-from rca.notify.webhooks import disable_webhook, webhook_url
-from rca.slack import (
+from rca.notify.slack import (
     SlackError,
     TestEvent,
     WebhookURLNotAllowed,
@@ -22,6 +21,7 @@ from rca.slack import (
     target_of,
     validate_webhook_url,
 )
+from rca.notify.webhooks import disable_webhook, webhook_url
 
 
 def send_test_message(project: Project) -> tuple[bool, str]:

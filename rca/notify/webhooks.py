@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from ingest.models import Project
-from rca.slack import validate_webhook_url
+from rca.notify.slack import validate_webhook_url
 
 log = logging.getLogger(__name__)
 

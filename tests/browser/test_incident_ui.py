@@ -50,8 +50,8 @@ def log_in(page: Page, live_server, username: str) -> None:
 @pytest.fixture
 def corpus():
     """The bundled runbooks, embedded, as `make run` prepares them for the worker."""
-    from rca.embeddings import embed_missing_chunks
-    from rca.runbook_store import load_runbooks
+    from rca.corpus.embeddings import embed_missing_chunks
+    from rca.corpus.store import load_runbooks
 
     load_runbooks()
     embed_missing_chunks()

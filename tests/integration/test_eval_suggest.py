@@ -14,9 +14,14 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from rca.embeddings import embed_missing_chunks
-from rca.evaluation import SuggestResult, format_suggest_table, keyword_hit, summarise_suggestions
-from rca.runbook_store import load_runbooks
+from rca.corpus.embeddings import embed_missing_chunks
+from rca.corpus.store import load_runbooks
+from rca.evaluation.metrics import (
+    SuggestResult,
+    format_suggest_table,
+    keyword_hit,
+    summarise_suggestions,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEV_CASES = DATA / "dev_cases.jsonl"

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
-    from rca.embeddings import embed_missing_chunks
-    from rca.runbook_store import load_runbooks
+    from rca.corpus.embeddings import embed_missing_chunks
+    from rca.corpus.store import load_runbooks
 
     load_runbooks()
     embed_missing_chunks()

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
-from rca.sweeper import sweep
+from rca.queue.sweeper import sweep
 from tests.support.factories import project_with_key, shape_error
 from tests.support.processes import Worker, wait_for
 
@@ -28,8 +28,8 @@ def tenant():
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
     """The bundled runbooks, embedded (the test process may load the model; the web may not)."""
-    from rca.embeddings import embed_missing_chunks
-    from rca.runbook_store import load_runbooks
+    from rca.corpus.embeddings import embed_missing_chunks
+    from rca.corpus.store import load_runbooks
 
     load_runbooks()
     embed_missing_chunks()
@@ -85,7 +85,7 @@ def test_posted_incident_gets_a_validated_offline_suggestion(live_server, tenant
 def test_task_delivered_twice_is_analysed_once(live_server, tenant, celery_worker, tmp_path):
     from django.conf import settings
 
-    from rca.tasks import analyse_incident
+    from rca.queue.tasks import analyse_incident
 
     second = Worker(dict(connection.settings_dict), settings.CELERY_BROKER_URL, tmp_path)
     try:
@@ -123,11 +123,11 @@ def test_same_signals_reuse_the_issue_analysis_and_new_shapes_reanalyse(
 
 
 def test_reanalyse_forces_a_new_analysis(live_server, tenant, celery_worker):
-    import rca
+    from rca.queue.intake import reanalyse
 
     body = post(live_server, tenant, shape_error(batch=4))
     wait_for(lambda: done(body["incident_id"]), timeout=90, interval=0.3)
-    rca.reanalyse(body["incident_id"])
+    reanalyse(body["incident_id"])
     wait_for(
         lambda: Suggestion.objects.filter(incident_id=body["incident_id"]).count() == 2,
         timeout=60,
@@ -195,7 +195,7 @@ def llm_worker(httpserver, tmp_path):
 
 def _reanalyse_with_llm(live_server, tenant) -> tuple[int, str]:
     """An incident analysed offline first, then re-analysed by the LLM worker's queue."""
-    from rca.tasks import analyse_incident
+    from rca.queue.tasks import analyse_incident
 
     body = post(live_server, tenant, shape_error(batch=4))
     wait_for(lambda: done(body["incident_id"]), timeout=90, interval=0.3)
@@ -243,7 +243,7 @@ def test_llm_answer_citing_unknown_runbook_is_reasked_with_the_complaint(
     body = post(live_server, tenant, shape_error(batch=4))
     wait_for(lambda: done(body["incident_id"]), timeout=90, interval=0.3)
     grounded_slug.append(Suggestion.objects.get(incident_id=body["incident_id"]).runbook_slug)
-    from rca.tasks import analyse_incident
+    from rca.queue.tasks import analyse_incident
 
     analyse_incident.apply_async((body["incident_id"],), {"force": True}, queue="llm")
     wait_for(

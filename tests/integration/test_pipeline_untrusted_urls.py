@@ -22,8 +22,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
-    from rca.embeddings import embed_missing_chunks
-    from rca.runbook_store import load_runbooks
+    from rca.corpus.embeddings import embed_missing_chunks
+    from rca.corpus.store import load_runbooks
 
     load_runbooks()
     embed_missing_chunks()
@@ -77,7 +77,7 @@ def test_llm_url_not_in_the_runbook_is_reasked_and_falls_back_to_offline(
 ):
     from werkzeug import Response
 
-    from rca.tasks import analyse_incident
+    from rca.queue.tasks import analyse_incident
 
     tenant = project_with_key("pipeline")
     payload = shape_error(batch=4)

@@ -18,9 +18,9 @@ from django.db import connection
 from django.urls import reverse
 
 from ingest.models import Incident
-from rca.claim import WORKER_LOST
 from rca.models import Analysis
-from rca.sweeper import sweep
+from rca.queue.claim import WORKER_LOST
+from rca.queue.sweeper import sweep
 from tests.integration.test_resilience import (
     ANALYSED,
     RedisServer,
@@ -39,8 +39,8 @@ MISSING_MODEL = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
-    from rca.embeddings import embed_missing_chunks
-    from rca.runbook_store import load_runbooks
+    from rca.corpus.embeddings import embed_missing_chunks
+    from rca.corpus.store import load_runbooks
 
     load_runbooks()
     embed_missing_chunks()
@@ -87,7 +87,7 @@ def status(incident_id: int) -> str:
 def test_an_analysis_that_always_crashes_fails_after_three_attempts_and_says_why(
     live_server, tenant, redis, tmp_path, client
 ):
-    from rca.tasks import analyse_incident
+    from rca.queue.tasks import analyse_incident
 
     missing = tmp_path / MISSING_MODEL
     crashing = Worker(

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
-from rca.sweeper import sweep
+from rca.queue.sweeper import sweep
 from tests.support.factories import project_with_key, shape_error
 from tests.support.processes import Worker, wait_for
 
@@ -133,9 +133,9 @@ def corpus(transactional_db):
     The flush after each transactional test empties the tables, not the model's output:
     the first test embeds the chunks, the others reuse those vectors.
     """
-    from rca.embeddings import embed_missing_chunks, model_name
+    from rca.corpus.embeddings import embed_missing_chunks, model_name
+    from rca.corpus.store import load_runbooks
     from rca.models import RunbookChunk
-    from rca.runbook_store import load_runbooks
 
     load_runbooks()
     known = list(RunbookChunk.objects.filter(text__in=list(_VECTORS), embedding__isnull=True))
@@ -314,7 +314,7 @@ def test_two_workers_at_once_never_analyse_an_incident_twice(
 def test_a_broker_that_stops_answering_never_holds_an_ingest_request(live_server, tenant, settings):
     """The broker accepts connections and never answers (a hung Redis). Publishing happens
     after the response, so requests still answer at once; the sweeper sends the ids later."""
-    from rca.enqueue import background
+    from rca.queue.enqueue import background
     from webapp.celery import app
 
     settings.RCA_PUBLISH_IN_BACKGROUND = True

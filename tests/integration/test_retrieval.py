@@ -12,14 +12,14 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from rca import corpus_index
-from rca.corpus import bundled_runbook_dir
-from rca.embeddings import embed, embed_missing_chunks
-from rca.eval_run import case_incident, load_cases
+from rca.corpus.embeddings import embed, embed_missing_chunks
+from rca.corpus.files import bundled_runbook_dir
+from rca.corpus.store import load_runbooks
+from rca.evaluation.run import case_incident, load_cases
 from rca.models import Analysis, Runbook, RunbookChunk, Suggestion
-from rca.retrieval import rejected_slugs, search, similar_accepted
-from rca.runbook_store import load_runbooks
-from rca.signals import Signals, build_signals
+from rca.retrieval import index as corpus_index
+from rca.retrieval.hybrid import rejected_slugs, search, similar_accepted
+from rca.retrieval.signals import Signals, build_signals
 from tests.support.factories import project_with_key, shape_error
 
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"

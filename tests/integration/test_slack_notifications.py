@@ -22,7 +22,7 @@ from ingest.models import Issue, Project
 from ingest.store import store_incident
 from rca import notify
 from rca.models import Analysis, Notification, Suggestion
-from rca.slack import WebhookURLNotAllowed
+from rca.notify.slack import WebhookURLNotAllowed
 from tests.support.factories import project_with_key, shape_error
 from tests.support.processes import Worker, wait_for
 
@@ -85,7 +85,7 @@ def hook(slack_server) -> SlackHook:
 @pytest.fixture(scope="module")
 def slack_worker(broker_url, tmp_path_factory):
     """A worker on QUEUE with the Slack settings above; our task is routed to it."""
-    import rca.tasks  # noqa: F401 - registers the task
+    import rca.queue.tasks  # noqa: F401 - registers the task
     from webapp.celery import app
 
     task = app.tasks["rca.tasks.send_notification"]

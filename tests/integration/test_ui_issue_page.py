@@ -81,12 +81,12 @@ def test_panel_without_htmx_redirects_to_the_issue_page(client, responder):
 
 
 def test_reanalyse_keeps_polling_until_a_newer_analysis_exists(client, responder, monkeypatch):
-    import rca
+    from rca.queue import intake
 
     incident = store(responder, shape_error(batch=4))
     first = analysed(incident)
     requested = []
-    monkeypatch.setattr(rca, "reanalyse", requested.append)
+    monkeypatch.setattr(intake, "reanalyse", requested.append)
     html = client.post(
         reverse("reanalyse", args=[incident.pk]), HTTP_HX_REQUEST="true"
     ).content.decode()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from rca.corpus.store import load_runbooks
 from rca.feedback import decide
 from rca.models import Runbook
-from rca.runbook_store import load_runbooks
 from tests.support.factories import project_with_key, shape_error
 from tests.support.ui import analysed, member, store
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rca.claim import MAX_ERROR, error_text, retry_countdown
+from rca.queue.claim import MAX_ERROR, error_text, retry_countdown
 
 
 def test_backoff_doubles_per_attempt_and_stops_at_the_cap(settings) -> None:

@@ -1,4 +1,4 @@
-"""Tests for the bundled runbook corpus and its parser/chunker (rca.corpus).
+"""Tests for the bundled runbook corpus and its parser/chunker (rca.corpus.files).
 
 The corpus is graded on unseen incidents of the same kind as the dev set, so besides
 structural checks these tests measure how general the signal regexes are: on the dev cases
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rca.corpus import (
+from rca.corpus.files import (
     Chunk,
     Runbook,
     RunbookError,

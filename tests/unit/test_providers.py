@@ -12,16 +12,16 @@ from werkzeug import Request, Response
 from ingest.parsing.logs import parse_logs
 from ingest.parsing.shapes import ShapeDiff, extract_shape_diff
 from ingest.parsing.stacktrace import parse_stacktrace
-from rca.context import AnalysisContext, evidence_from_runbook
-from rca.corpus import bundled_runbook_dir, load_directory
-from rca.providers import (
+from rca.corpus.files import bundled_runbook_dir, load_directory
+from rca.suggestion.context import AnalysisContext, evidence_from_runbook
+from rca.suggestion.providers import (
     OfflineProvider,
     OpenAIProvider,
     ProviderError,
     parse_answer,
     provider_from_settings,
 )
-from rca.validation import validate
+from rca.suggestion.validation import validate
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 MESSAGES = [{"role": "system", "content": "rules"}, {"role": "user", "content": "signals"}]
@@ -549,7 +549,7 @@ def test_offline_reason_offers_the_runner_up_fix_when_it_is_a_different_one():
 
 
 def test_offline_leaves_the_alternative_out_when_the_reason_would_grow_too_long(monkeypatch):
-    import rca.providers.offline as offline
+    import rca.suggestion.providers.offline as offline
 
     full = OfflineProvider().suggest(_matmul_ctx()).reason
     first = full.partition(" If that does not apply: ")[0]
@@ -558,7 +558,7 @@ def test_offline_leaves_the_alternative_out_when_the_reason_would_grow_too_long(
 
 
 def test_dropping_asides_keeps_the_parentheses_of_code():
-    from rca.providers.wording import drop_asides, shorten
+    from rca.suggestion.providers.wording import drop_asides, shorten
 
     action = "Call `scaler.unscale_()` and read `x.size(0)` before clipping (see the AMP notes)"
     assert drop_asides(action) == "Call `scaler.unscale_()` and read `x.size(0)` before clipping"

@@ -6,7 +6,7 @@ import textwrap
 import threading
 from pathlib import Path
 
-from rca.publisher import CoalescingPublisher
+from rca.queue.publisher import CoalescingPublisher
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,7 @@ def test_ids_submitted_just_before_a_normal_exit_are_still_sent(tmp_path):
     script = textwrap.dedent(
         f"""
         import time
-        from rca.publisher import CoalescingPublisher
+        from rca.queue.publisher import CoalescingPublisher
 
         def send(ids):
             time.sleep(0.3)  # a slow broker: still busy when the main thread ends
@@ -93,7 +93,7 @@ def test_a_forked_child_sends_its_own_ids_and_not_the_parents(tmp_path):
     script = textwrap.dedent(
         f"""
         import os, threading
-        from rca.publisher import CoalescingPublisher
+        from rca.queue.publisher import CoalescingPublisher
 
         gate = threading.Event()
         def send(ids):

@@ -31,11 +31,13 @@ from ingest.parsing.python_traceback import parse_python_traceback
 from ingest.parsing.shapes import extract_shape_diff, parse_dims
 from ingest.parsing.stacktrace import parse_stacktrace
 from ingest.scrubbing import scrub_text
-from rca import corpus, signals, validation
-from rca.prompts import render, untrusted
-from rca.providers.draft import parse_answer
-from rca.providers.wording import first_sentence, incident_specifics
-from rca.tokens import tokenize
+from rca.corpus import files as corpus
+from rca.retrieval import signals
+from rca.retrieval.tokens import tokenize
+from rca.suggestion import validation
+from rca.suggestion.prompts import render, untrusted
+from rca.suggestion.providers.draft import parse_answer
+from rca.suggestion.providers.wording import first_sentence, incident_specifics
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,30 +50,30 @@ UNTRUSTED_TEXT_MODULES = [
     "ingest.parsing.python_traceback",
     "ingest.parsing.shapes",
     "ingest.parsing.stacktrace",
-    "rca.corpus",
-    "rca.corpus_index",
-    "rca.prompts",
-    "rca.providers.draft",
-    "rca.providers.step_ranking",
-    "rca.providers.wording",
-    "rca.signals",
-    "rca.tokens",
+    "rca.corpus.files",
+    "rca.retrieval.index",
+    "rca.suggestion.prompts",
+    "rca.suggestion.providers.draft",
+    "rca.suggestion.providers.step_ranking",
+    "rca.suggestion.providers.wording",
+    "rca.retrieval.signals",
+    "rca.retrieval.tokens",
 ]
 #: ``re`` patterns that stay, and why their input is not attacker-written. Not listed above
-#: either: ``rca.validation`` keeps ``re`` (lookarounds) but reads at most
+#: either: ``rca.suggestion.validation`` keeps ``re`` (lookarounds) but reads at most
 #: ``MAX_SCAN_CHARS`` (4,000) characters of an LLM answer, so its cost is bounded; the
 #: adversarial tests below run it too.
 ALLOWED_RE_PATTERNS = {
     # Runbook structure (slug, names, headings, list items, fences, sentence ends): read
     # from runbook files the operator ships, never from incidents. Signals are RE2.
-    ("rca.corpus", "_SLUG_RE"),
-    ("rca.corpus", "_NAME_RE"),
-    ("rca.corpus", "_SECTION_RE"),
-    ("rca.corpus", "_NUMBERED_ITEM_RE"),
-    ("rca.corpus", "_NUMBERED_PREFIX_RE"),
-    ("rca.corpus", "_BULLET_ITEM_RE"),
-    ("rca.corpus", "_FENCE_RE"),
-    ("rca.corpus", "_SENTENCE_END_RE"),
+    ("rca.corpus.files", "_SLUG_RE"),
+    ("rca.corpus.files", "_NAME_RE"),
+    ("rca.corpus.files", "_SECTION_RE"),
+    ("rca.corpus.files", "_NUMBERED_ITEM_RE"),
+    ("rca.corpus.files", "_NUMBERED_PREFIX_RE"),
+    ("rca.corpus.files", "_BULLET_ITEM_RE"),
+    ("rca.corpus.files", "_FENCE_RE"),
+    ("rca.corpus.files", "_SENTENCE_END_RE"),
 }
 
 MESSAGE_8_8_S = "(1," + "1" * 26 + "!"
@@ -322,7 +324,7 @@ def test_one_mebibyte_lines_are_handled(line):
 
 @pytest.mark.timeout(120)
 def test_prompt_of_an_adversarial_incident_is_built():
-    from rca.context import AnalysisContext
+    from rca.suggestion.context import AnalysisContext
 
     text = "<" + " " * 100_000 + "untrusted-data" + _tuple_bomb(10_000)
     ctx = AnalysisContext(error_type="RuntimeError", message=text)

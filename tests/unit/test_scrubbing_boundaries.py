@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from rca.prompts import untrusted
-from rca.slack import IssueEvent, IssueInfo, SuggestionInfo, build_payload
+from rca.notify.slack import IssueEvent, IssueInfo, SuggestionInfo, build_payload
+from rca.suggestion.prompts import untrusted
 from tests.unit.test_scrubbing import OPENAI_KEY, SECRETS, SLACK_TOKEN
 
 

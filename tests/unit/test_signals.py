@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from ingest.derive import derive
 from ingest.parsing.logs import parse_logs
-from rca import fusion
-from rca.corpus import bundled_runbook_dir, load_directory, match_signals
-from rca.evaluation import CaseResult, summarise
-from rca.signals import build_signals, describe_shape_diff, normalise_message
-from rca.tokens import tokenize
+from rca.corpus.files import bundled_runbook_dir, load_directory, match_signals
+from rca.evaluation.metrics import CaseResult, summarise
+from rca.retrieval import fusion
+from rca.retrieval.signals import build_signals, describe_shape_diff, normalise_message
+from rca.retrieval.tokens import tokenize
 
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 
@@ -214,7 +214,7 @@ def test_normalise_message_is_stable_across_occurrences() -> None:
 def test_bm25_index_scores_exactly_like_rank_bm25() -> None:
     from rank_bm25 import BM25Okapi
 
-    from rca.bm25 import BM25Index
+    from rca.retrieval.bm25 import BM25Index
 
     docs = [tokenize(rb.body) for rb in load_directory(bundled_runbook_dir())]
     query = build_signals(_incident(CASES["c063"])).bm25_tokens()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rca.slack import (
+from rca.notify.slack import (
     DigestEvent,
     IssueEvent,
     IssueInfo,

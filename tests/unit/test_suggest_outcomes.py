@@ -15,9 +15,9 @@ import pytest
 from werkzeug import Request, Response
 
 from ingest.parsing.frames import make_frame
-from rca.context import AnalysisContext, Evidence
-from rca.providers import OpenAIProvider
-from rca.suggest import write_suggestion
+from rca.suggestion.context import AnalysisContext, Evidence
+from rca.suggestion.providers import OpenAIProvider
+from rca.suggestion.suggest import write_suggestion
 
 SLUG = "matmul-shape-mismatch-linear"
 

@@ -13,8 +13,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rca.slack import DigestEvent, IssueEvent, IssueInfo, SuggestionInfo, build_payload
-from rca.slack.payloads import defang
+from rca.notify.slack import DigestEvent, IssueEvent, IssueInfo, SuggestionInfo, build_payload
+from rca.notify.slack.payloads import defang
 
 BASE = "https://rootcause.example.com"
 HOSTILE = "boom <http://evil.example|click me> & http://evil.example/x.png www.evil.example"

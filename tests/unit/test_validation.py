@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from ingest.parsing.frames import make_frame
 from ingest.parsing.shapes import ShapeDiff
-from rca.context import AnalysisContext, Evidence
-from rca.validation import (
+from rca.suggestion.context import AnalysisContext, Evidence
+from rca.suggestion.validation import (
     code_locations,
     format_ok,
     grounded,

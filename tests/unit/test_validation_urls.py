@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rca.context import AnalysisContext, Evidence
-from rca.validation import unsourced_urls, urls_in, validate
+from rca.suggestion.context import AnalysisContext, Evidence
+from rca.suggestion.validation import unsourced_urls, urls_in, validate
 
 SLUG = "cuda-wheel-mismatch"
 RUNBOOK = Evidence(

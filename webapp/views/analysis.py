@@ -7,8 +7,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-import rca
 from rca.feedback import DecisionError, decide
+from rca.queue import intake
 from webapp import access
 from webapp.analysis_panel import panel
 from webapp.issue_page import issue_context
@@ -75,7 +75,7 @@ def decision(request: HttpRequest, suggestion_id: int) -> HttpResponse:
 def reanalyse(request: HttpRequest, incident_id: int) -> HttpResponse:
     incident, role = access.incident(request.user, incident_id, write=True)
     latest = panel(incident).analysis
-    rca.reanalyse(incident.pk)
+    intake.reanalyse(incident.pk)
     if is_fragment(request):
         return _render_panel(request, incident, role, awaiting=latest.pk if latest else 0)
     return redirect(_issue_url(incident))

@@ -63,14 +63,14 @@ class Command(BaseCommand):
     def _sweep(self, older_than: int | None) -> None:
         from datetime import timedelta
 
-        from rca.sweeper import sweep
+        from rca.queue.sweeper import sweep
 
         ids = sweep(timedelta(seconds=older_than) if older_than is not None else None)
         self.stdout.write(f"re-enqueued {len(ids)} stuck analyses" + (f": {ids}" if ids else ""))
 
     def _eval(self, cases: Path, corpus: Path | None, mode: str, strategy: str, k: int, **options):
-        from rca.eval_run import evaluate, load_cases, load_index, run_names
-        from rca.evaluation import format_table
+        from rca.evaluation.metrics import format_table
+        from rca.evaluation.run import evaluate, load_cases, load_index, run_names
 
         try:
             labelled = load_cases(cases)
@@ -80,8 +80,8 @@ class Command(BaseCommand):
         report = evaluate(labelled, index, run_names(mode, strategy), k=k)
         suggested = None
         if options.get("suggest"):
-            from rca.eval_run import evaluate_suggestions, load_bodies
-            from rca.evaluation import summarise_suggestions
+            from rca.evaluation.metrics import summarise_suggestions
+            from rca.evaluation.run import evaluate_suggestions, load_bodies
 
             results = evaluate_suggestions(labelled, index, load_bodies(corpus, index.slugs), k=k)
             suggested = (results, summarise_suggestions(results))
@@ -117,7 +117,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(labelled)} cases from {cases}; {len(index)} runbooks\n")
         self.stdout.write(format_table(report))
         if suggested is not None:
-            from rca.evaluation import format_suggest_table
+            from rca.evaluation.metrics import format_suggest_table
 
             results, summary = suggested
             self.stdout.write("\nsuggestions (offline provider)\n")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from rca import corpus
-from rca.embeddings import chunks_missing_embeddings
+from rca.corpus import files
+from rca.corpus.embeddings import chunks_missing_embeddings
+from rca.corpus.store import load_runbooks
 from rca.models import Runbook
-from rca.runbook_store import load_runbooks
 
 
 class Command(BaseCommand):
@@ -44,7 +44,7 @@ class Command(BaseCommand):
             return
         try:
             report = load_runbooks(directory)
-        except corpus.RunbookError as exc:
+        except files.RunbookError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(
             f"runbooks: {len(report.created)} created, {len(report.updated)} updated, "
@@ -52,11 +52,11 @@ class Command(BaseCommand):
             f"corpus version {report.version[:12]}"
         )
         if embed_now:
-            from rca.embeddings import embed_missing_chunks
+            from rca.corpus.embeddings import embed_missing_chunks
 
             self.stdout.write(f"embedded {embed_missing_chunks()} chunks")
         elif report.changed or chunks_missing_embeddings():
-            from rca.tasks import embed_corpus
+            from rca.queue.tasks import embed_corpus
 
             embed_corpus.delay_on_commit()
             self.stdout.write("queued embed_corpus for a worker")

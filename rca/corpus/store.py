@@ -1,0 +1,71 @@
+"""Store the runbook corpus: upsert by slug, re-chunk what changed, delete what was removed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+
+from rca.corpus import files
+from rca.models import CorpusState, Runbook, RunbookChunk
+
+
+@dataclass
+class LoadReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    version: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.updated or self.removed)
+
+
+def _write_chunks(row: Runbook, rb: files.Runbook) -> None:
+    row.chunks.all().delete()
+    RunbookChunk.objects.bulk_create(
+        RunbookChunk(runbook=row, ordinal=c.ordinal, section=c.section[:120], text=c.text)
+        for c in files.chunk_runbook(rb)
+    )
+
+
+@transaction.atomic
+def load_runbooks(directory: Path | None = None) -> LoadReport:
+    """Make the stored corpus equal to `directory` (default: the bundled runbooks)."""
+    runbooks = files.load_directory(directory or files.bundled_runbook_dir())
+    report = LoadReport(version=files.corpus_version(runbooks))
+    existing = {r.slug: r for r in Runbook.objects.all()}
+    for rb in runbooks:
+        fields = {
+            "title": rb.title,
+            "failure_class": rb.failure_class,
+            "frameworks": list(rb.frameworks),
+            "signals": list(rb.signals),
+            "tags": list(rb.tags),
+            "body": rb.body,
+            "checksum": rb.checksum,
+        }
+        row = existing.pop(rb.slug, None)
+        if row is None:
+            row = Runbook.objects.create(slug=rb.slug, **fields)
+            report.created.append(rb.slug)
+        elif row.checksum != rb.checksum:
+            Runbook.objects.filter(pk=row.pk).update(**fields)
+            report.updated.append(rb.slug)
+        else:
+            report.unchanged.append(rb.slug)
+            continue
+        _write_chunks(row, rb)
+    for slug, row in existing.items():
+        row.delete()
+        report.removed.append(slug)
+    CorpusState.objects.update_or_create(pk=1, defaults={"version": report.version})
+    return report
+
+
+def current_version() -> str:
+    state = CorpusState.objects.filter(pk=1).first()
+    return state.version if state else ""

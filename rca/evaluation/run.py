@@ -1,0 +1,183 @@
+"""Run retrieval over labelled cases the way the worker runs it on incidents (``rca eval``).
+
+Each case goes through ingest's own parsing (``ingest.derive``) into an unsaved Incident,
+then :func:`rca.retrieval.signals.build_signals`, :func:`rca.corpus.embeddings.embed` and
+:func:`rca.retrieval.hybrid.search` — the same code path as a stored incident. With suggestions,
+the retrieved runbooks become evidence (:mod:`rca.suggestion.evidence`) for the offline provider and
+its draft is validated, as the worker does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rca.evaluation.metrics import CaseResult, Metrics, SuggestResult, keyword_hit, summarise
+from rca.retrieval.index import CorpusIndex, current_index, index_from_runbooks
+from rca.retrieval.signals import Signals, build_signals
+
+__all__ = [
+    "RUNS",
+    "case_incident",
+    "evaluate",
+    "evaluate_suggestions",
+    "load_bodies",
+    "load_cases",
+    "load_index",
+    "run_names",
+]
+
+#: Run name -> (mode, fusion strategy); ``rca eval`` prints them side by side.
+RUNS: dict[str, tuple[str, str]] = {
+    "bm25": ("bm25", "rrf"),
+    "dense": ("dense", "rrf"),
+    "hybrid-rrf": ("hybrid", "rrf"),
+    "hybrid-weighted": ("hybrid", "weighted"),
+}
+
+
+def run_names(mode: str = "all", strategy: str = "both") -> list[str]:
+    """The runs of :data:`RUNS` selected by ``--mode`` (all|hybrid|bm25|dense) and
+    ``--strategy`` (both|weighted|rrf, for hybrid)."""
+    names = []
+    for name, (run_mode, run_strategy) in RUNS.items():
+        if mode not in ("all", run_mode):
+            continue
+        if run_mode == "hybrid" and strategy not in ("both", run_strategy):
+            continue
+        names.append(name)
+    return names
+
+
+def load_index(directory: str | Path | None) -> tuple[CorpusIndex, str]:
+    """The corpus to score: a scratch in-memory one from ``directory``, else the stored one
+    (embedding its missing chunks here first, as a worker would). Returns (index, note)."""
+    if directory is not None:
+        from rca.corpus import files
+
+        return index_from_runbooks(files.load_directory(directory)), ""
+    from rca.corpus.embeddings import chunks_missing_embeddings, embed_missing_chunks
+
+    note = ""
+    if chunks_missing_embeddings():
+        note = f"embedded {embed_missing_chunks()} stored chunks that had no embedding"
+    index = current_index()
+    if not len(index):
+        raise ValueError("the stored corpus is empty: run `manage.py runbooks load` first")
+    return index, note
+
+
+def load_bodies(directory: str | Path | None, slugs: list[str]) -> dict[str, str]:
+    """Runbook bodies (slug -> body) of the scored corpus: ``directory``'s, else the stored."""
+    if directory is not None:
+        from rca.corpus import files
+
+        return {rb.slug: rb.body for rb in files.load_directory(directory)}
+    from rca.suggestion.evidence import stored_bodies
+
+    return stored_bodies(slugs)
+
+
+def load_cases(path: str | Path) -> list[dict[str, Any]]:
+    with Path(path).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def case_incident(case: dict[str, Any]) -> Any:
+    """An unsaved Incident built from a case by ingest's parsing, as the API would store it."""
+    from ingest.derive import derive
+    from ingest.models import Incident
+
+    derived = derive(
+        {
+            "error_type": case.get("exception_type") or case.get("error_type") or "",
+            "message": case.get("message") or "",
+            "stacktrace": case.get("traceback") or case.get("stacktrace") or "",
+            "logs": case.get("logs") or [],
+            "shape_diff": case.get("shape_diff") or [],
+            "inference_context": case.get("inference_context") or {},
+        }
+    )
+    return Incident(
+        error_type=derived.error_type,
+        message=derived.message,
+        exceptions=derived.exceptions,
+        logs=derived.logs,
+        shape_diff=derived.shape_diff,
+        shape_diff_source=derived.shape_diff_source,
+        inference_context=case.get("inference_context") or {},
+        model_id=derived.model_id,
+    )
+
+
+def evaluate(
+    cases: list[dict[str, Any]], index: CorpusIndex, runs: list[str], k: int = 5
+) -> dict[str, Metrics]:
+    """Metrics per run; every case is parsed and embedded once and ranked by every run."""
+    from rca.corpus.embeddings import embed
+    from rca.retrieval.hybrid import search
+
+    signals: list[Signals] = [build_signals(case_incident(case)) for case in cases]
+    embeddings = embed([s.embedding_text() for s in signals])
+    report: dict[str, Metrics] = {}
+    for name in runs:
+        mode, strategy = RUNS[name]
+        results = []
+        for case, sig, vector in zip(cases, signals, embeddings, strict=True):
+            found = search(sig, vector, k=k, mode=mode, strategy=strategy, index=index)  # type: ignore[arg-type]
+            results.append(
+                CaseResult(
+                    case_id=str(case.get("id", "")),
+                    category=str(case.get("category", "")),
+                    ranked_classes=tuple(r.failure_class for r in found),
+                    ranked_slugs=tuple(r.slug for r in found),
+                )
+            )
+        report[name] = summarise(results)
+    return report
+
+
+def evaluate_suggestions(
+    cases: list[dict[str, Any]],
+    index: CorpusIndex,
+    bodies: dict[str, str],
+    k: int = 5,
+) -> list[SuggestResult]:
+    """The offline provider's suggestion for every case, from the worker's default retrieval
+    (hybrid, default fusion, top ``k``), validated; scored by the case's ``keywords``."""
+    from rca.corpus.embeddings import embed
+    from rca.retrieval.hybrid import search
+    from rca.suggestion.evidence import context_for, evidence_from_retrieved
+    from rca.suggestion.providers import OfflineProvider, ProviderError
+    from rca.suggestion.validation import validate
+
+    incidents = [case_incident(case) for case in cases]
+    signals: list[Signals] = [build_signals(incident) for incident in incidents]
+    embeddings = embed([s.embedding_text() for s in signals])
+    provider = OfflineProvider()
+    results = []
+    for case, incident, sig, vector in zip(cases, incidents, signals, embeddings, strict=True):
+        found = search(sig, vector, k=k, index=index)
+        ctx = context_for(incident, evidence_from_retrieved(found, bodies))
+        case_id, category = str(case.get("id", "")), str(case.get("category", ""))
+        try:
+            draft = provider.suggest(ctx)
+        except ProviderError as exc:
+            results.append(SuggestResult(case_id, category, "", "", "", False, False, (str(exc),)))
+            continue
+        check = validate(draft, ctx)
+        text = f"{draft.action} {draft.reason}"
+        results.append(
+            SuggestResult(
+                case_id=case_id,
+                category=category,
+                action=draft.action,
+                reason=draft.reason,
+                runbook=draft.runbook,
+                keyword_hit=keyword_hit(text, case.get("keywords") or []),
+                valid=check.ok,
+                complaints=tuple(check.complaints),
+            )
+        )
+    return results

@@ -1,0 +1,218 @@
+"""Block Kit payloads: the JSON body Slack expects for each kind of event.
+
+Pure functions of an event (and the base URL for links), so every message can be checked
+without a network or a database. User text is escaped and clipped here, so it can neither
+form links or mentions nor make Slack reject a block.
+
+Incident text and LLM text never become a link (issue 13): `&`, `<`, `>` are escaped as
+Slack's formatting reference asks, so no `<url|text>` or mention can be formed; every mrkdwn
+text object is sent with `verbatim: true`, which Slack documents as turning off the automatic
+conversion of URLs into links (our own `<url|label>` links still work); URLs in user text are
+also defanged (`http[:]//evil[.]example`) because the top-level `text` fallback has no
+`verbatim` switch; and `unfurl_links`/`unfurl_media` are off, so Slack never fetches them.
+Only links to our own base URL are made, by this module.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.conf import settings
+
+from ingest.scrubbing import scrub_text
+from rca.notify.slack.events import DigestEvent, Event, IssueEvent, TestEvent
+from rca.suggestion.validation import MAX_UNKNOWN_DIM_SHARE, MIN_STACK_PATH_MATCH
+
+# Slack's documented limits: section text 3000, a field 2000. User text is clipped far
+# below them, so no block is ever rejected for its length.
+SECTION_LIMIT = 3000
+FIELD_LIMIT = 2000
+DIGEST_LISTED = 20  # issues named in a digest; the rest are counted
+
+_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def escape(text: Any) -> str:
+    """Slack's three control characters, so user text cannot form links or mentions."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+# A scheme URL's "scheme://host" part, and a "www." host without a scheme. No word boundary
+# is required: `_http://evil.example_` (italics in mrkdwn) must be defanged too.
+_SCHEME_URL = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,30}):/{2,}([^\s/?#<>|\\]*)")
+_WWW_HOST = re.compile(r"(?i)www\.")
+
+
+def defang(text: str) -> str:
+    """Break URLs in untrusted text so no client can link them; a reader still sees them.
+
+    ``http://evil.example/x`` becomes ``http[:]//evil[.]example/x`` (the usual way to quote
+    an indicator of compromise), ``www.evil.example`` becomes ``www[.]evil.example``.
+    """
+    text = _SCHEME_URL.sub(lambda m: f"{m[1]}[:]//{m[2].replace('.', '[.]')}", text)
+    return _WWW_HOST.sub(lambda m: m[0][:-1] + "[.]", text)
+
+
+def _clip(text: Any, limit: int) -> str:
+    """Scrub, defang, escape and cut to `limit` characters without splitting an entity."""
+    text = scrub_text(" ".join(str(text).split()))
+    # Each input char gives one or more output chars: the rest can only be clipped away.
+    pieces = [_ESCAPES.get(ch, ch) for ch in defang(text[: limit + 1])]
+    if sum(map(len, pieces)) <= limit:
+        return "".join(pieces)
+    out, size = [], 0
+    for piece in pieces:
+        if size + len(piece) > limit - 1:
+            break
+        out.append(piece)
+        size += len(piece)
+    return "".join(out) + "…"
+
+
+def issue_url(issue_id: int, base_url: str | None = None) -> str:
+    return f"{(base_url or settings.RCA_BASE_URL).rstrip('/')}/issues/{issue_id}"
+
+
+def _mrkdwn(text: str) -> dict:
+    """A mrkdwn text object; `verbatim` stops Slack from turning bare URLs into links."""
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
+
+
+def _header(text: str) -> dict:
+    return {"type": "header", "text": {"type": "plain_text", "text": text, "emoji": True}}
+
+
+def _section(text: str) -> dict:
+    return {"type": "section", "text": _mrkdwn(text[:SECTION_LIMIT])}
+
+
+def _context(text: str) -> dict:
+    return {"type": "context", "elements": [_mrkdwn(text[:SECTION_LIMIT])]}
+
+
+def _field(label: str, value: str) -> dict:
+    return _mrkdwn(f"*{label}*\n{value}"[:FIELD_LIMIT])
+
+
+def _mark(passed: bool) -> str:
+    return "✅" if passed else "⚠️"
+
+
+def validation_badges(validation: dict[str, Any]) -> list[str]:
+    """One badge per check the validator recorded; checks it did not record are skipped."""
+    badges = []
+    if "ok" in validation:
+        badges.append("✅ validated" if validation["ok"] else "⚠️ not validated")
+    if "format_ok" in validation:
+        badges.append(f"{_mark(bool(validation['format_ok']))} format")
+    if "grounded" in validation:
+        badges.append(f"{_mark(bool(validation['grounded']))} grounded in runbook")
+    if "urls_grounded" in validation:
+        badges.append(f"{_mark(bool(validation['urls_grounded']))} links from runbook")
+    if isinstance(validation.get("stack_path_match"), int | float):
+        share = float(validation["stack_path_match"])
+        badges.append(f"{_mark(share >= MIN_STACK_PATH_MATCH)} stack paths {share:.0%}")
+    if isinstance(validation.get("unknown_dim_share"), int | float):
+        share = float(validation["unknown_dim_share"])
+        badges.append(f"{_mark(share <= MAX_UNKNOWN_DIM_SHARE)} unknown dims {share:.0%}")
+    if isinstance(validation.get("shape_incompatibility"), int | float):
+        badges.append(f"shape incompatibility {float(validation['shape_incompatibility']):.2f}")
+    return badges
+
+
+_HEADERS = {
+    "new_issue": "🆕 New issue",
+    "regression": "🔁 Regression: a resolved issue is back",
+    "suggestion": "💡 Suggested fix",
+}
+
+
+def _issue_payload(event: IssueEvent, base_url: str | None) -> dict:
+    issue, url = event.issue, issue_url(event.issue.id, base_url)
+    title = _clip(issue.title or issue.error_type or f"Issue {issue.id}", 300)
+    fields = [
+        _field("Service", _clip(issue.service or "—", 200)),
+        _field("Model", _clip(issue.model_id or "—", 200)),
+        _field("Error type", _clip(issue.error_type or "—", 200)),
+        _field("Occurrences", str(issue.occurrence_count)),
+    ]
+    blocks = [
+        _header(_HEADERS[event.kind]),
+        _section(f"*<{url}|{title}>*\nin project *{_clip(event.project, 200)}*"),
+        {"type": "section", "fields": fields},
+    ]
+    verb = {"new_issue": "New issue", "regression": "Regression", "suggestion": "Suggested fix"}
+    text = f"{verb[event.kind]} in {_clip(event.project, 100)}: {title}"
+    if (s := event.suggestion) is not None:
+        blocks.append(_section(f"*Suggested action*\n{_clip(s.action, 1000)}"))
+        blocks.append(_section(f"*Reason*\n{_clip(s.reason, 1500)}"))
+        facts = validation_badges(s.validation)
+        if s.runbook_slug:
+            facts.append(f"runbook `{_clip(s.runbook_slug, 120)}`")
+        facts.append(f"confidence {s.confidence:.2f}")
+        by = _clip(f"{s.provider} {s.model}".strip() or "unknown", 200)
+        facts.append(f"by {by}")
+        blocks.append(_context(" · ".join(facts)))
+        text += f" -> {_clip(s.action, 300)}"
+    blocks.append(_context(f"<{url}|Open issue #{issue.id} in Rootcause>"))
+    return {"text": f"{text} {url}", "blocks": blocks}
+
+
+def _digest_payload(event: DigestEvent, base_url: str | None) -> dict:
+    count, window = len(event.issues), f"{event.window_minutes:g}"
+    project = _clip(event.project, 200)
+    lines: list[str] = []
+    budget = SECTION_LIMIT - 40  # room for the "and N more" line
+    for issue in event.issues[:DIGEST_LISTED]:
+        detail = " · ".join(_clip(v, 80) for v in (issue.service, issue.error_type) if v)
+        line = f"• <{issue_url(issue.id, base_url)}|{_clip(issue.title, 120)}>"
+        line = f"{line} — {detail}" if detail else line
+        if len(line) + 1 > budget:
+            break
+        lines.append(line)
+        budget -= len(line) + 1
+    if count > len(lines):
+        lines.append(f"…and {count - len(lines)} more")
+    timeline = f"{(base_url or settings.RCA_BASE_URL).rstrip('/')}/"
+    blocks = [
+        _header(f"🌩️ {count} more new issues"),
+        _section(
+            f"*{count}* further new issues appeared in project *{project}* within "
+            f"{window} minutes; they are listed here instead of one message each."
+        ),
+        _section("\n".join(lines)),
+        _context(f"<{timeline}|Open the timeline in Rootcause>"),
+    ]
+    text = f"{count} more new issues in {project} within {window} minutes {timeline}"
+    return {"text": text, "blocks": blocks}
+
+
+def _test_payload(event: TestEvent, base_url: str | None) -> dict:
+    project = _clip(event.project, 200)
+    home = f"{(base_url or settings.RCA_BASE_URL).rstrip('/')}/"
+    return {
+        "text": f"Rootcause test message for {project}: notifications will arrive here.",
+        "blocks": [
+            _header("✅ Rootcause is connected"),
+            _section(
+                f"Notifications for project *{project}* (new issues, suggested fixes, "
+                f"regressions) will arrive in this channel. <{home}|Open Rootcause>"
+            ),
+        ],
+    }
+
+
+def build_payload(event: Event, *, base_url: str | None = None) -> dict:
+    """The JSON body for Slack: Block Kit `blocks` plus the plain `text` notifications show.
+
+    Every piece of user text is defanged and escaped; only our own links are raw, and
+    Slack is told not to unfurl (fetch and preview) any URL in the message.
+    """
+    if isinstance(event, IssueEvent):
+        payload = _issue_payload(event, base_url)
+    elif isinstance(event, DigestEvent):
+        payload = _digest_payload(event, base_url)
+    else:
+        payload = _test_payload(event, base_url)
+    return {**payload, "unfurl_links": False, "unfurl_media": False}

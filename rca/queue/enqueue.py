@@ -1,0 +1,90 @@
+"""Publishing analysis tasks after commit: a broker outage delays analysis, never fails a request.
+
+The committed incident row is the source of truth; the message only carries its id. So
+when the broker cannot take the message within one quick retry, we log and move on: the
+API still answers 202, the incident stays `pending`, and the sweeper (Celery beat every
+minute, or `manage.py rca sweep --older-than 0` once the broker is back) sends it again.
+Waiting longer here would only hold the web request hostage to the broker.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache, partial
+from typing import Any
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+
+from rca.queue.publisher import CoalescingPublisher
+
+log = logging.getLogger(__name__)
+
+# One immediate retry is enough for a pooled connection the broker dropped (it reconnects);
+# a broker that is really down is given up on within ~0.2 s instead of Celery's default
+# three retries. A broker that accepts connections but never answers is bounded only by
+# the transport's socket timeouts (Redis: `socket_timeout` / `socket_connect_timeout` in
+# the broker transport options); without them such a publish waits forever.
+RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
+
+
+# Task names: messages name their task, so queueing never imports the tasks module (which
+# imports the pipeline; that would make every layer below it import the top).
+ANALYSE_INCIDENT = "rca.tasks.analyse_incident"
+ANALYSE_INCIDENTS = "rca.tasks.analyse_incidents"
+SEND_NOTIFICATION = "rca.tasks.send_notification"
+
+
+def publish(task: str, args: tuple = (), kwargs: dict | None = None, **options: Any) -> bool:
+    """Send the task named `task` now; False (logged, never raised) when the broker is
+    unreachable."""
+    try:
+        current_app.send_task(task, args, kwargs, retry=True, retry_policy=RETRY_POLICY, **options)
+    except Exception as exc:  # any broker failure: the sweeper sends it again
+        log.warning(
+            "could not queue %s%s (%s: %s); the row stays queued and the sweeper sends it again",
+            task,
+            args,
+            type(exc).__name__,
+            exc,
+        )
+        return False
+    return True
+
+
+def publish_analysis(incident_id: int, *, force: bool = False) -> bool:
+    """Send the analysis task now (see `publish`)."""
+    return publish(ANALYSE_INCIDENT, (incident_id,), {"force": True} if force else None)
+
+
+def publish_analyses(incident_ids: list[int]) -> bool:
+    """One message for many incidents: `analyse_incidents` analyses them in that task."""
+    if len(incident_ids) == 1:
+        return publish_analysis(incident_ids[0])
+    return publish(ANALYSE_INCIDENTS, (incident_ids,))
+
+
+@cache
+def background() -> CoalescingPublisher:
+    """This process's publisher thread for ingest (see `rca/queue/publisher.py`)."""
+    return CoalescingPublisher(publish_analyses)
+
+
+def publish_analyses_on_commit(incident_ids: list[int]) -> None:
+    """Publish once the current transaction commits; nothing if it rolls back.
+
+    With RCA_PUBLISH_IN_BACKGROUND (the default) the request only hands the ids to the
+    background publisher; otherwise it publishes them itself before answering.
+    """
+    if not incident_ids:
+        return
+    if settings.RCA_PUBLISH_IN_BACKGROUND:
+        transaction.on_commit(partial(background().submit, incident_ids))
+    else:
+        transaction.on_commit(partial(publish_analyses, incident_ids))
+
+
+def publish_analysis_on_commit(incident_id: int, *, force: bool = False) -> None:
+    """Publish once the current transaction commits; nothing if it rolls back."""
+    transaction.on_commit(partial(publish_analysis, incident_id, force=force))

@@ -1,0 +1,113 @@
+"""Re-enqueue analyses that got stuck: a broker outage or a killed worker delays, never loses.
+
+`pending` too long: the message never arrived (broker down, enqueue lost) — send it again.
+`analyzing` too long: the worker died mid-analysis — put it back to pending and send it.
+Either way, an incident that has used all its attempts (RCA_ANALYSIS_MAX_ATTEMPTS; the
+killed worker's claim counted as one) is marked `failed` instead: a poison incident that
+kills every worker is tried a bounded number of times, never forever.
+The conditional updates make this safe to run anywhere, any number of times.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Case, F, Q, TextField, Value, When
+from django.utils import timezone
+
+from ingest.models import Incident
+from rca.queue import claim
+from rca.queue.enqueue import publish_analysis_on_commit
+
+Status = Incident.Analysis
+log = logging.getLogger(__name__)
+
+
+def _stuck(pending_cutoff, analyzing_cutoff) -> Q:
+    return Q(analysis_status=Status.PENDING, analysis_updated_at__lt=pending_cutoff) | Q(
+        analysis_status=Status.ANALYZING, analysis_updated_at__lt=analyzing_cutoff
+    )
+
+
+def sweep(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
+    """Re-enqueue stuck incidents; return their ids.
+
+    Default cutoffs: `pending` after RCA_ANALYSIS_PENDING_AFTER (a lost message is cheap
+    to resend: the claim makes a duplicate harmless), `analyzing` after
+    RCA_ANALYSIS_STUCK_AFTER (an analysis may legitimately take a while). An explicit
+    `stuck_after` applies to both (`timedelta(0)`: everything, now).
+    """
+    now = timezone.now()
+    if stuck_after is None:  # not `or`: timedelta(0) is falsy
+        pending = now - timedelta(seconds=settings.RCA_ANALYSIS_PENDING_AFTER)
+        analyzing = now - timedelta(seconds=settings.RCA_ANALYSIS_STUCK_AFTER)
+    else:
+        pending = analyzing = now - stuck_after
+    stuck = _stuck(pending, analyzing)
+    ids = list(
+        Incident.objects.filter(stuck)
+        .order_by("analysis_updated_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    requeued = []
+    for incident_id in ids:
+        with transaction.atomic():
+            if _give_up(stuck, incident_id):
+                log.warning("incident %s: out of analysis attempts, marked failed", incident_id)
+                continue
+            moved = Incident.objects.filter(stuck, pk=incident_id).update(
+                analysis_status=Status.PENDING,
+                analysis_updated_at=timezone.now(),
+                analysis_error=Case(
+                    When(analysis_status=Status.ANALYZING, then=Value(claim.WORKER_LOST)),
+                    default=F("analysis_error"),
+                    output_field=TextField(),
+                ),
+            )
+            if moved:
+                publish_analysis_on_commit(incident_id)  # inline: this is the safety net
+                requeued.append(incident_id)
+    return requeued
+
+
+def _give_up(stuck: Q, incident_id: int) -> bool:
+    """Out of attempts: `failed` for good (with why), its lost Analysis row closed too."""
+    now = timezone.now()
+    exhausted = Incident.objects.filter(
+        stuck, pk=incident_id, analysis_attempts__gte=claim.max_attempts()
+    )
+    lost = exhausted.filter(analysis_status=Status.ANALYZING).update(
+        analysis_status=Status.FAILED, analysis_error=claim.WORKER_LOST, analysis_updated_at=now
+    )
+    # Pending with no attempt left: the limit was lowered; keep the last error it had.
+    unclaimable = exhausted.update(analysis_status=Status.FAILED, analysis_updated_at=now)
+    if lost:
+        from rca.models import Analysis
+
+        Analysis.objects.filter(incident_id=incident_id, status=Analysis.Status.RUNNING).update(
+            status=Analysis.Status.FAILED, error=claim.WORKER_LOST, finished_at=now
+        )
+    return bool(lost or unclaimable)
+
+
+def sweep_notifications(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
+    """Re-send Slack notifications still `queued` long after they were due.
+
+    Their message was lost (broker outage at enqueue time, a killed worker); `deliver()`
+    locks the row and checks its status, so a late duplicate message never double-posts.
+    """
+    from rca.models import Notification
+    from rca.queue.enqueue import SEND_NOTIFICATION, publish
+
+    if stuck_after is None:
+        stuck_after = timedelta(seconds=settings.RCA_ANALYSIS_STUCK_AFTER)
+    cutoff = timezone.now() - stuck_after
+    ids = list(
+        Notification.objects.filter(status=Notification.Status.QUEUED, updated_at__lt=cutoff)
+        .exclude(next_attempt_at__gt=cutoff)
+        .values_list("pk", flat=True)[:limit]
+    )
+    return [pk for pk in ids if publish(SEND_NOTIFICATION, (pk,))]

@@ -1,0 +1,190 @@
+"""The in-memory side of a runbook corpus: BM25 over chunks, runbook metadata, signal regexes.
+
+A worker builds one :class:`CorpusIndex` from the database and keeps it until the stored
+corpus version changes. ``rca eval --corpus DIR`` builds a scratch one straight from files
+(with embeddings held here too), so evaluating other runbooks never touches the stored ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ingest.linear_regex import LinearPattern
+from ingest.linear_regex import compile as linear
+from rca.corpus import files
+from rca.retrieval.bm25 import BM25Index
+from rca.retrieval.tokens import tokenize
+
+__all__ = ["CorpusIndex", "current_index", "index_from_runbooks"]
+
+_REGEX_SYNTAX = linear(r"\\[a-zA-Z]|[\\^$.*+?()\[\]{}|]")
+
+
+def _signal_words(pattern: str) -> str:
+    """The literal words of a signal regex (``'Gradient overflow\\.\\s+Skipping'`` ->
+    ``'Gradient overflow Skipping'``): the most specific vocabulary a runbook has."""
+    return _REGEX_SYNTAX.sub(" ", pattern)
+
+
+@dataclass
+class CorpusIndex:
+    """Runbooks (by position) and their chunks, with a BM25 index over the chunks.
+
+    Each runbook also gets one extra BM25 document made of its title, tags and the words
+    of its signal regexes — its "field" of most specific terms — so a query that names an
+    error exactly finds the runbook even when no body chunk repeats those words.
+    """
+
+    version: str
+    slugs: list[str]
+    titles: list[str]
+    classes: list[str]
+    runbook_ids: list[int | None]
+    patterns: list[list[LinearPattern]]
+    chunk_ids: list[int | None]
+    chunk_runbook: np.ndarray  # runbook position of each chunk
+    chunk_sections: list[str]
+    chunk_texts: list[str]
+    field_texts: list[str]  # per runbook: title, tags, signal words
+    embeddings: np.ndarray | None = None  # chunk x dim, unit rows (scratch corpora only)
+    bm25: BM25Index = field(init=False)
+    doc_runbook: np.ndarray = field(init=False)  # runbook position of each BM25 document
+    doc_is_chunk: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        docs = [tokenize(text) for text in self.chunk_texts]
+        owners = list(self.chunk_runbook)
+        for position in range(len(self.slugs)):
+            docs.append(tokenize(self.field_texts[position]))
+            owners.append(position)
+        self.bm25 = BM25Index(docs)
+        self.doc_runbook = np.array(owners, dtype=np.int64)
+        self.doc_is_chunk = np.arange(len(docs)) < len(self.chunk_texts)
+        self.position_of = {slug: i for i, slug in enumerate(self.slugs)}
+        self.chunk_position = {cid: i for i, cid in enumerate(self.chunk_ids) if cid is not None}
+        # Each distinct regex is searched once per query, however many runbooks share it:
+        # runbooks derived from a template repeat theirs, and at 25k runbooks x ~7 regexes
+        # one search each cost ~130 ms a query (0.7 us a search), the whole latency budget.
+        distinct: dict[str, int] = {}
+        self._distinct_patterns: list[LinearPattern] = []
+        owners, refs = [], []
+        for position, patterns in enumerate(self.patterns):
+            for pattern in patterns:
+                key = pattern.pattern
+                if key not in distinct:
+                    distinct[key] = len(self._distinct_patterns)
+                    self._distinct_patterns.append(pattern)
+                owners.append(position)
+                refs.append(distinct[key])
+        self._pattern_owner = np.array(owners, dtype=np.int64)
+        self._pattern_ref = np.array(refs, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.slugs)
+
+    def signal_matches(self, text: str) -> np.ndarray:
+        """How many of each runbook's signal regexes match ``text``."""
+        hits = np.array(
+            [p.search(text) is not None for p in self._distinct_patterns], dtype=np.float64
+        )
+        return np.bincount(
+            self._pattern_owner, weights=hits[self._pattern_ref], minlength=len(self.slugs)
+        ).astype(np.float64)
+
+    def bm25_scores(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(per-runbook BM25 = its best document, per-chunk BM25)."""
+        scores = self.bm25.scores(tokens)
+        per_runbook = np.zeros(len(self.slugs), dtype=np.float64)
+        np.maximum.at(per_runbook, self.doc_runbook, scores)
+        return per_runbook, scores[self.doc_is_chunk]
+
+
+def _build(
+    rows: Sequence[Mapping[str, Any]], chunks: Sequence[Mapping[str, Any]], version: str
+) -> CorpusIndex:
+    position = {row["slug"]: i for i, row in enumerate(rows)}
+    fields = [
+        " ".join([row["title"], *row["tags"], *(_signal_words(p) for p in row["signals"])])
+        for row in rows
+    ]
+    return CorpusIndex(
+        version=version,
+        slugs=[row["slug"] for row in rows],
+        titles=[row["title"] for row in rows],
+        classes=[row["failure_class"] for row in rows],
+        runbook_ids=[row.get("id") for row in rows],
+        patterns=[[linear(p, ignore_case=True) for p in row["signals"]] for row in rows],
+        chunk_ids=[c.get("id") for c in chunks],
+        chunk_runbook=np.array([position[c["slug"]] for c in chunks], dtype=np.int64),
+        chunk_sections=[c["section"] for c in chunks],
+        chunk_texts=[c["text"] for c in chunks],
+        field_texts=fields,
+    )
+
+
+def index_from_runbooks(runbooks: list[files.Runbook], *, embed: bool = True) -> CorpusIndex:
+    """A scratch index straight from parsed runbooks (``rca eval --corpus``); embeds the
+    chunks in this process when ``embed`` (CLI and tests only: it loads the model)."""
+    rows = [
+        {
+            "slug": rb.slug,
+            "title": rb.title,
+            "failure_class": rb.failure_class,
+            "tags": list(rb.tags),
+            "signals": list(rb.signals),
+        }
+        for rb in runbooks
+    ]
+    chunks = [
+        {"slug": c.runbook_slug, "section": c.section, "text": c.text}
+        for rb in runbooks
+        for c in files.chunk_runbook(rb)
+    ]
+    index = _build(rows, chunks, files.corpus_version(runbooks))
+    if embed and chunks:
+        from rca.corpus.embeddings import embed as embed_texts
+
+        index.embeddings = np.array(embed_texts(index.chunk_texts), dtype=np.float32)
+    return index
+
+
+def _index_from_db(version: str) -> CorpusIndex:
+    from django.db.models import F
+
+    from rca.models import Runbook, RunbookChunk
+
+    rows = list(
+        Runbook.objects.order_by("slug").values(
+            "id", "slug", "title", "failure_class", "tags", "signals"
+        )
+    )
+    chunks = list(
+        RunbookChunk.objects.order_by("runbook__slug", "ordinal").values(
+            "id", "section", "text", slug=F("runbook__slug")
+        )
+    )
+    return _build(rows, chunks, version)
+
+
+_lock = threading.Lock()
+_current: CorpusIndex | None = None
+
+
+def current_index() -> CorpusIndex:
+    """The stored corpus' index, rebuilt when ``CorpusState.version`` changed (one query)."""
+    global _current
+    from rca.corpus.store import current_version
+
+    version = current_version()
+    index = _current
+    if index is not None and index.version == version:
+        return index
+    with _lock:
+        if _current is None or _current.version != version:
+            _current = _index_from_db(version)
+        return _current

@@ -1,0 +1,105 @@
+"""The network-free provider: the best-fitting runbook step, worded for this incident.
+
+Only the assembly of the :class:`Draft` and its confidence are here; the choice of step
+is :mod:`.step_ranking` and its wording :mod:`.wording`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from rca.suggestion.context import AnalysisContext, Evidence
+from rca.suggestion.providers.draft import OFFLINE_MODEL, Draft, ProviderError
+from rca.suggestion.providers.step_ranking import Candidate, compose, rank_steps
+from rca.suggestion.validation import MAX_REASON_CHARS, validate
+
+# An alternative must say something else: at most this share of its words in the action's.
+MAX_ALTERNATIVE_OVERLAP = 0.5
+
+
+def _alternative(ranked: list[Candidate]) -> Candidate | None:
+    """The next best step that is a different fix, not a rewording of the chosen one."""
+    chosen = ranked[0]
+    for candidate in ranked[1:]:
+        words = candidate.action_tokens
+        if not words:
+            continue
+        if len(words & chosen.action_tokens) / len(words) <= MAX_ALTERNATIVE_OVERLAP:
+            return candidate
+    return None
+
+
+class OfflineProvider:
+    """Deterministic, network-free suggestions from the retrieved runbooks' remediation.
+
+    Of the steps of the top runbook (and of same-class runbooks ranked nearly as high), the
+    one that best fits the incident (its code and logs, training vs serving, its framework,
+    its shapes) and whose suggestion validates becomes the action; its stated reason plus
+    the incident's specifics (mismatched dimensions, dtypes or devices, the failing in-app
+    frame) become the reason. The cited runbook is the one the step comes from.
+    """
+
+    name = "offline"
+    model = OFFLINE_MODEL
+
+    def suggest(self, ctx: AnalysisContext) -> Draft:
+        started = time.monotonic()
+        top = ctx.top_runbook or (ctx.evidence[0] if ctx.evidence else None)
+        if top is None:
+            raise ProviderError("no runbook was retrieved: nothing to base a suggestion on")
+        ranked = rank_steps(ctx)
+        if ranked:
+            source, (action, reason) = ranked[0].evidence, (ranked[0].action, ranked[0].reason)
+            reason = self._with_alternative(action, reason, source, ranked, ctx)
+        else:
+            source = top
+            action, reason = compose(
+                top, f"Apply the remediation of the runbook '{top.title}'", "", ctx
+            )
+        confidence = self._confidence(source)
+        raw = {"action": action, "reason": reason, "runbook": source.slug, "confidence": confidence}
+        return Draft(
+            action=action,
+            reason=reason,
+            runbook=source.slug,
+            confidence=confidence,
+            provider=self.name,
+            model=self.model,
+            raw=json.dumps(raw, sort_keys=True),
+            usage={},
+            latency_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    def _with_alternative(
+        self,
+        action: str,
+        reason: str,
+        source: Evidence,
+        ranked: list[Candidate],
+        ctx: AnalysisContext,
+    ) -> str:
+        """The reason, plus the runner-up fix when it fits and the suggestion still validates.
+
+        An engineer whose setup rules out the first fix (the batch size is fixed by the
+        client, say) gets the next one at once instead of a second round trip.
+        """
+        alternative = _alternative(ranked)
+        if alternative is None:
+            return reason
+        longer = f"{reason} If that does not apply: {alternative.action}"
+        if len(longer) > MAX_REASON_CHARS:
+            return reason
+        draft = Draft(action, longer, source.slug, 0.5, self.name, self.model)
+        return longer if validate(draft, ctx).ok else reason
+
+    @staticmethod
+    def _confidence(top: Evidence) -> float:
+        """Retrieval scores may be unbounded (BM25); squash them into 0.05..0.9.
+
+        Capped below 1: a composed suggestion is never as sure as a confirmed fix.
+        """
+        score = max(float(top.score), 0.0)
+        if score > 1:
+            score = score / (1 + score)
+        return round(min(max(score, 0.05), 0.9), 2)
