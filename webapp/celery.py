@@ -28,6 +28,14 @@ def _tune_embedded_broker() -> None:
         sqlalchemy.Transport.polling_interval = settings.RCA_EMBEDDED_BROKER_POLL
 
 
+def route(name: str, args: object, kwargs: object, options: object, **_: object) -> dict | None:
+    """Celery router: the queue RCA_TASK_QUEUES names for this task, read at send time."""
+    from django.conf import settings
+
+    queue = settings.RCA_TASK_QUEUES.get(name)
+    return {"queue": queue} if queue else None
+
+
 app.on_after_configure.connect(lambda **_: _tune_embedded_broker(), weak=False)
 
 

@@ -129,6 +129,11 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # (Only for Redis: the SQLAlchemy transport hands these keys to create_engine.)
     CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 5, "socket_connect_timeout": 3}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Which queue a task goes to, by task name ("rca.tasks.send_notification=notify,..."):
+# read at every send by `webapp.celery.route`, so a task published by name is routed too.
+# Unlisted tasks use Celery's default queue ("celery"), which every worker here consumes.
+RCA_TASK_QUEUES = env.dict("RCA_TASK_QUEUES", default={})
+CELERY_TASK_ROUTES = ("webapp.celery.route",)
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {"task": "webapp.tasks.heartbeat", "schedule": 30.0},
     "sweep-stuck-analyses": {"task": "rca.tasks.sweep_stuck_analyses", "schedule": 60.0},

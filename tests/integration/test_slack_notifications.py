@@ -18,7 +18,7 @@ from django.db import connection
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from ingest.models import Issue, Project
+from ingest.models import Incident, Issue, Project
 from ingest.store import store_incident
 from rca import notify
 from rca.models import Analysis, Notification, Suggestion
@@ -40,6 +40,7 @@ WORKER_ENV = {
     "RCA_SLACK_BACKOFF_SECONDS": "0.2",
     "RCA_SLACK_DIGEST_WINDOW_MINUTES": str(WINDOW_MINUTES),
     "RCA_SLACK_DIGEST_THRESHOLD": str(THRESHOLD),
+    "RCA_TASK_QUEUES": f"rca.tasks.send_notification={QUEUE}",  # retries and digests
 }
 
 
@@ -85,25 +86,18 @@ def hook(slack_server) -> SlackHook:
 @pytest.fixture(scope="module")
 def slack_worker(broker_url, tmp_path_factory):
     """A worker on QUEUE with the Slack settings above; our task is routed to it."""
-    import rca.queue.tasks  # noqa: F401 - registers the task
-    from webapp.celery import app
-
-    task = app.tasks["rca.tasks.send_notification"]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(task, "queue", QUEUE, raising=False)
-        mp.setattr(task, "_exec_options", None)  # Celery caches the options with the queue
-        worker = Worker(
-            dict(connection.settings_dict),
-            broker_url,
-            tmp_path_factory.mktemp("slack-worker"),
-            queues=QUEUE,
-            extra_env=WORKER_ENV,
-        )
-        try:
-            worker.wait_ready()
-            yield worker
-        finally:
-            worker.stop()
+    worker = Worker(
+        dict(connection.settings_dict),
+        broker_url,
+        tmp_path_factory.mktemp("slack-worker"),
+        queues=QUEUE,
+        extra_env=WORKER_ENV,
+    )
+    try:
+        worker.wait_ready()
+        yield worker
+    finally:
+        worker.stop()
 
 
 @pytest.fixture(autouse=True)
@@ -116,6 +110,7 @@ def _slack_settings(settings, slack_worker):
     settings.RCA_SLACK_DIGEST_THRESHOLD = THRESHOLD
     settings.RCA_SLACK_DIGEST_WINDOW_MINUTES = WINDOW_MINUTES
     settings.SLACK_WEBHOOK_URL = ""
+    settings.RCA_TASK_QUEUES = {"rca.tasks.send_notification": QUEUE}
     # Analysis is not under test here (no session worker): tests/conftest.py turns it off.
 
 
@@ -209,6 +204,34 @@ def test_new_issue_and_its_suggestion_each_post_exactly_once(project, hook, slac
     assert all(n.sent_at and HOOK_PATH not in n.target for n in rows)
 
 
+def test_new_issue_alert_is_sent_by_ingest_without_waiting_for_analysis(project, hook):
+    """The alert is recorded with the incident and sent by the notification task alone:
+    no analysis has run (nothing here analyses), and the Slack message still goes out."""
+    stored = store_incident(project, shape_error(batch=64))
+    assert stored.new_issue
+    row = Notification.objects.get(issue_id=stored.incident.issue_id, kind="new_issue")
+    assert settled(row.pk).status == "sent"
+    assert not Analysis.objects.filter(issue_id=stored.incident.issue_id).exists()
+    assert Incident.objects.get(pk=stored.incident.pk).analysis_status == "pending"
+    assert [p["blocks"][0]["text"]["text"] for p in hook.payloads()] == ["🆕 New issue"]
+
+    again = store_incident(project, shape_error(batch=64))  # a repeat opens nothing
+    assert not again.new_issue
+    assert Notification.objects.filter(issue_id=stored.incident.issue_id).count() == 1
+
+
+def test_a_rolled_back_ingest_records_no_alert(project, hook):
+    """The alert is written in the storing transaction: no incident, no notification."""
+    from django.db import transaction
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        store_incident(project, shape_error(batch=64))
+        raise RuntimeError("the request failed after storing")
+    assert not Notification.objects.filter(project=project).exists()
+    time.sleep(0.5)  # a message published before commit would be delivered by now
+    assert hook.posts == []
+
+
 def test_regression_is_announced(project, hook):
     issue = new_issue(project)
     Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.RESOLVED)
@@ -217,14 +240,15 @@ def test_regression_is_announced(project, hook):
     n = settled(notify.notify_regression(issue.pk, again.incident.pk).pk)
     assert n.status == "sent"
     assert notify.notify_regression(issue.pk, again.incident.pk).pk == n.pk  # once per event
-    assert "Regression" in hook.payloads()[0]["blocks"][0]["text"]["text"]
+    opened, regressed = (p["blocks"][0]["text"]["text"] for p in hook.payloads())
+    assert "New issue" in opened and "Regression" in regressed
 
     # Resolved again, and back again: a second regression is news too.
     Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.RESOLVED)
     third = store_incident(project, shape_error(batch=64))
     assert third.regressed
     assert settled(notify.notify_regression(issue.pk, third.incident.pk).pk).status == "sent"
-    assert len(hook.payloads()) == 2
+    assert len(hook.payloads()) == 3
 
 
 def test_rate_limited_message_is_delivered_once_after_retry_after(project, hook):
