@@ -96,7 +96,7 @@ def _missing() -> Any:
 
 def chunks_missing_embeddings() -> bool:
     """Whether some chunk needs (re-)embedding; cheap, no model involved (web-safe)."""
-    return _missing().exists()
+    return bool(_missing().exists())
 
 
 def embed_missing_chunks(batch: int = 256) -> int:
@@ -105,16 +105,26 @@ def embed_missing_chunks(batch: int = 256) -> int:
     Returns how many chunks were embedded. Safe to run twice at once: each batch writes
     whole rows, so the worst case is the same vector written twice.
     """
+    import logging
+    import time
+
     from rca.models import RunbookChunk
 
+    log = logging.getLogger(__name__)
     name = model_name()
-    done = 0
+    done, total, started = 0, _missing().count(), time.monotonic()
+    if total:
+        log.info("embedding %d runbook chunks with %s", total, name)
     while True:
         pending = list(_missing().order_by("pk").only("pk", "text")[:batch])
         if not pending:
+            if done:
+                log.info("embedded %d runbook chunks in %.0f s", done, time.monotonic() - started)
             return done
         for chunk, vector in zip(pending, embed([c.text for c in pending]), strict=True):
             chunk.embedding = vector
             chunk.embedding_model = name
         RunbookChunk.objects.bulk_update(pending, ["embedding", "embedding_model"])
         done += len(pending)
+        if done < total:  # progress between batches; the closing line says 100 %
+            log.info("embedding runbook chunks: %d/%d (%d%%)", done, total, 100 * done // total)

@@ -13,7 +13,8 @@ from typing import Any, Literal
 from ingest.parsing.frames import Frame
 from ingest.parsing.logs import LogEntry
 from ingest.parsing.shapes import ShapeDiff
-from rca.corpus.files import Runbook, _steps_of
+from rca.corpus.markdown import remediation_of
+from rca.corpus.runbook import Runbook
 
 __all__ = [
     "AnalysisContext",
@@ -94,7 +95,7 @@ def remediation_steps(runbook_body: str) -> tuple[str, ...]:
 
     Delegates to the corpus parser so that what counts as a step is decided in one place.
     """
-    return tuple(_steps_of(runbook_body))
+    return tuple(remediation_of(runbook_body))
 
 
 def evidence_from_runbook(

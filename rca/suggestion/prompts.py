@@ -111,7 +111,7 @@ def truncate_tokens(text: str, max_tokens: int) -> str:
     encoding = _encoding()
     if encoding is not None:
         tokens = encoding.encode(text, disallowed_special=())
-        cut = encoding.decode(tokens[: max(max_tokens - 1, 0)])
+        cut: str = encoding.decode(tokens[: max(max_tokens - 1, 0)])
         while cut and count_tokens(cut + "…") > max_tokens:
             cut = cut[:-1]
         return cut + "…"

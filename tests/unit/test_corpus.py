@@ -27,6 +27,7 @@ from rca.corpus.files import (
     parse_runbook,
     remediation_steps,
 )
+from rca.corpus.sentences import first_sentence_end, split_sentences
 
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 
@@ -433,3 +434,35 @@ def test_no_single_signal_is_tuned_to_one_dev_case(runbooks: list[Runbook]) -> N
     for rb in runbooks:
         for pattern in rb.signals:
             assert not re.search(r"\d{5,}|site-packages|/home/", pattern), (rb.slug, pattern)
+
+
+# --------------------------------------------------------------------------- sentences
+
+
+def test_sentences_end_at_a_mark_before_a_sentence_start() -> None:
+    text = "Reduce the batch. `x.half()` halves memory! Use bf16 (e.g. On A100) instead? Done."
+    assert split_sentences(text) == [
+        "Reduce the batch.",
+        "`x.half()` halves memory!",
+        "Use bf16 (e.g. On A100) instead?",
+        "Done.",
+    ]
+
+
+def test_abbreviations_decimals_and_lowercase_starts_end_no_sentence() -> None:
+    for text in (
+        "Use a smaller lr, i.e. Adam at 1e-4.",
+        "Compare fp16 vs. BF16 on this GPU.",
+        "Set torch.backends.cudnn.benchmark to False.",
+        "Cut the rate to 0.5 and retry. then wait.",
+        "Pin numpy, scipy, etc. Before upgrading torch.",
+    ):
+        assert first_sentence_end(text) == len(text), text
+
+
+def test_a_line_break_alone_ends_no_sentence() -> None:
+    """Runbooks are hard-wrapped: a sentence may go on across lines."""
+    assert split_sentences("Reduce the batch size\nAnd retry.") == [
+        "Reduce the batch size\nAnd retry."
+    ]
+    assert split_sentences("Reduce it.\nThen retry.") == ["Reduce it.", "Then retry."]

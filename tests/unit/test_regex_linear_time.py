@@ -51,6 +51,7 @@ UNTRUSTED_TEXT_MODULES = [
     "ingest.parsing.shapes",
     "ingest.parsing.stacktrace",
     "rca.corpus.files",
+    "rca.corpus.sentences",
     "rca.retrieval.index",
     "rca.suggestion.prompts",
     "rca.suggestion.providers.draft",
@@ -60,20 +61,16 @@ UNTRUSTED_TEXT_MODULES = [
     "rca.retrieval.tokens",
 ]
 #: ``re`` patterns that stay, and why their input is not attacker-written. Not listed above
-#: either: ``rca.suggestion.validation`` keeps ``re`` (lookarounds) but reads at most
-#: ``MAX_SCAN_CHARS`` (4,000) characters of an LLM answer, so its cost is bounded; the
-#: adversarial tests below run it too.
+#: either: ``rca.suggestion.validation`` and its ``rca.suggestion.checks`` keep ``re``
+#: (lookarounds) but read at most ``MAX_SCAN_CHARS`` (4,000) characters of an LLM answer,
+#: so their cost is bounded; the adversarial tests below run them too.
 ALLOWED_RE_PATTERNS = {
-    # Runbook structure (slug, names, headings, list items, fences, sentence ends): read
-    # from runbook files the operator ships, never from incidents. Signals are RE2.
+    # Front matter (slug, names): read from runbook files the operator ships, never from
+    # incidents. Signals are RE2; so are sentence ends (rca.corpus.sentences), which also
+    # split incident messages and LLM answers. rca.corpus.markdown (headings, list items,
+    # fences) is not listed above at all: it reads only runbook bodies.
     ("rca.corpus.files", "_SLUG_RE"),
     ("rca.corpus.files", "_NAME_RE"),
-    ("rca.corpus.files", "_SECTION_RE"),
-    ("rca.corpus.files", "_NUMBERED_ITEM_RE"),
-    ("rca.corpus.files", "_NUMBERED_PREFIX_RE"),
-    ("rca.corpus.files", "_BULLET_ITEM_RE"),
-    ("rca.corpus.files", "_FENCE_RE"),
-    ("rca.corpus.files", "_SENTENCE_END_RE"),
 }
 
 MESSAGE_8_8_S = "(1," + "1" * 26 + "!"

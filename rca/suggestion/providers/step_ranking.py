@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
+from rca.corpus.sentences import split_sentences
 from rca.retrieval.tokens import tokenize
 from rca.suggestion.context import AnalysisContext, Evidence
 from rca.suggestion.providers.draft import Draft
@@ -102,8 +103,6 @@ _ADVICE = linear(
     r"|make sure|hint)\b",
     ignore_case=True,
 )
-# A sentence ends at . ! or ? before whitespace (the mark stays with it), or at newlines.
-_MESSAGE_BREAK = linear(r"[.!?]\s+|\n+")
 _MEMORY = r"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>[KMGT])iB"
 _OOM_NEW = linear(
     _MEMORY.format(name="alloc")
@@ -124,15 +123,8 @@ _KEY = linear(r'"([^"]+)"')
 
 
 def _sentences(message: str) -> list[str]:
-    """Split like ``re.split(r"(?<=[.!?])\\s+|\n+")`` did; RE2 has no lookbehind."""
-    pieces: list[str] = []
-    start = 0
-    for match in _MESSAGE_BREAK.finditer(message):
-        stop = match.start() + (0 if match[0][0] == "\n" else 1)
-        pieces.append(message[start:stop])
-        start = match.end()
-    pieces.append(message[start:])
-    return pieces
+    """The message's sentences: each line of it split by the corpus's one sentence rule."""
+    return [piece for line in message.splitlines() for piece in split_sentences(line)]
 
 
 def _mib(match: LinearMatch, name: str) -> float:

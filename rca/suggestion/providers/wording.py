@@ -7,14 +7,11 @@ without touching the ranking in :mod:`rca.suggestion.providers.step_ranking`.
 from __future__ import annotations
 
 from ingest.linear_regex import compile as linear
+from rca.corpus.sentences import first_sentence_end
 from rca.suggestion.context import AnalysisContext, innermost_app_frame
 from rca.suggestion.validation import MAX_ACTION_CHARS
 
 _BOLD_ACTION = linear(r"^\*\*(?P<action>.+?)\*\*\s*(?:Reason:\s*(?P<reason>.*))?$", dotall=True)
-# A sentence ends at . ! or ? and whitespace before a capital, backtick or "(", unless the
-# mark ends "e.g.", "i.e." or "vs." (checked in _sentence_end: RE2 has no lookbehind).
-_SENTENCE_BREAK = linear(r"[.!?]\s+[A-Z`(]")
-_ABBREVIATIONS = ("e.g.", "i.e.", "vs.")
 _LEADING_FILLER = linear(
     r"^(?:alternatively|or|also|optionally|then|instead)\b[,:]?\s*", ignore_case=True
 )
@@ -33,21 +30,10 @@ def split_step(step: str) -> tuple[str, str]:
     return action, reason.strip()
 
 
-def _sentence_end(text: str) -> int:
-    """Where the first sentence of ``text`` ends (its length when it is one sentence)."""
-    for match in _SENTENCE_BREAK.finditer(text):
-        end = match.start() + 1  # after the mark
-        abbreviation = next((a for a in _ABBREVIATIONS if text.endswith(a, 0, end)), "")
-        before = end - len(abbreviation) - 1
-        if abbreviation and (before < 0 or not (text[before].isalnum() or text[before] == "_")):
-            continue
-        return end
-    return len(text)
-
-
 def first_sentence(text: str, limit: int) -> str:
+    """The first sentence of ``text``, cut at a word boundary (with "…") beyond ``limit``."""
     text = text.strip()
-    sentence = text[: _sentence_end(text)]
+    sentence = text[: first_sentence_end(text)]
     if len(sentence) <= limit:
         return sentence
     cut = sentence[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:(")

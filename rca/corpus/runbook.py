@@ -1,0 +1,74 @@
+"""What a runbook is once parsed: the :class:`Runbook` record, its error, and the fixed vocabulary.
+
+Shared by the parser (:mod:`.files`), the chunker (:mod:`.chunking`) and everything above
+the corpus, so that none of them needs another's internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["FAILURE_CLASSES", "REQUIRED_SECTIONS", "Runbook", "RunbookError"]
+
+#: Root-cause ids of the failure taxonomy (shared/eval/README.md) plus ``serving`` for
+#: inference-serving failures (probes, pools, queues, caches, retrieval) outside it.
+FAILURE_CLASSES: frozenset[str] = frozenset(
+    {
+        "cuda_oom",
+        "host_oom",
+        "matmul_shape_mismatch",
+        "conv_channel_mismatch",
+        "checkpoint_shape_mismatch",
+        "checkpoint_missing_keys",
+        "device_mismatch",
+        "dtype_mismatch",
+        "nan_loss",
+        "seq_too_long",
+        "embedding_index_out_of_range",
+        "cuda_arch_or_driver",
+        "nccl_distributed",
+        "dataloader_worker",
+        "inplace_autograd",
+        "backward_twice",
+        "model_file_not_found",
+        "tf_input_shape",
+        "onnx_export_or_runtime",
+        "kv_cache_capacity",
+        "quantization_error",
+        "grpc_or_timeout",
+        "version_incompatibility",
+        "mixed_precision_overflow",
+        "serving",
+    }
+)
+
+#: Sections every runbook must have; the offline provider and the prompt rely on them.
+REQUIRED_SECTIONS: tuple[str, ...] = ("Symptoms", "Diagnosis", "Remediation", "Verify")
+
+
+class RunbookError(ValueError):
+    """A runbook file is malformed; the message names the file and the offending field."""
+
+    def __init__(self, source: str, field: str, problem: str) -> None:
+        self.source = source or "<string>"
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{self.source}: field '{field}': {problem}")
+
+
+@dataclass(frozen=True)
+class Runbook:
+    """One parsed runbook. ``body`` is the Markdown after the front matter.
+
+    ``checksum`` is the sha256 of the whole file (newlines normalised), so any edit to the
+    front matter or the body changes the corpus version.
+    """
+
+    slug: str
+    title: str
+    failure_class: str
+    frameworks: tuple[str, ...]
+    signals: tuple[str, ...]
+    tags: tuple[str, ...]
+    body: str
+    checksum: str

@@ -1,0 +1,121 @@
+"""The code locations a suggestion names, and whether the incident's stack frames hold them."""
+
+from __future__ import annotations
+
+import re
+
+from ingest.parsing.frames import Frame
+from rca.suggestion.checks import MAX_SCAN_CHARS
+
+__all__ = ["code_locations", "stack_path_match", "unmatched_locations"]
+
+_EXTENSIONS = r"py|pyx|ipynb|java|kt|scala|cc|cpp|cu|go|rs"
+_FILE_REF = re.compile(
+    rf"(?<![\w/.\\-])(?P<file>(?:[A-Za-z]:)?[/\\]?(?:[\w.-]+[/\\])*[\w-][\w.-]*\.(?:{_EXTENSIONS}))"
+    rf"(?::(?P<tail>\d+|[A-Za-z_]\w*))?(?![\w(])"
+)
+_FILE_SUFFIX = re.compile(rf"\.(?:{_EXTENSIONS})$")
+_NAME = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+# "function foo", "method Foo.bar", "def foo": always meant as a place in the code.
+_CUED_BY_KIND = re.compile(rf"\b(?:function|method|frame|def)\s+`?(?P<name>{_NAME})(?:\(\))?`?")
+# "in foo.bar", "inside train_step()": a location unless it is a library API.
+_CUED_BY_PLACE = re.compile(
+    rf"\b(?:in|inside|within|at)\s+(?:the\s+)?`?(?P<name>{_NAME}\(\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)`?"
+)
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+#: Roots of names that are library APIs or everyday variables, not places in the user's code.
+_API_ROOTS_TEXT = """
+    torch nn F tf keras np numpy jax jnp transformers peft accelerate vllm onnx onnxruntime
+    ort os sys math re json pathlib model self tokenizer trainer optimizer scaler x y tensor
+    inputs outputs out batch img image Image PIL cv2 datasets torchvision transforms timm
+    bitsandbytes bnb deepspeed optimum triton tritonclient grpc pip cuda amp dist mp
+    multiprocessing huggingface_hub sentence_transformers diffusers pipe pipeline config args
+    loss data dataset dataloader loader logits labels weights layer module net safetensors
+    """
+_API_ROOTS = frozenset(_API_ROOTS_TEXT.split())
+
+
+def code_locations(text: str) -> list[str]:
+    """The code locations a suggestion names, in order of appearance, without duplicates.
+
+    Files (``model.py``, ``src/model.py:123``, ``model.py:forward``) always count; function
+    and dotted names count when the text places something in them ("in ``train_step()``",
+    "function ``forward``") and they are not an API of a known library (``torch.no_grad()``).
+    """
+    if not isinstance(text, str):
+        return []
+    text = text[:MAX_SCAN_CHARS]
+    found: list[tuple[int, str]] = []
+    for match in _FILE_REF.finditer(text):
+        found.append((match.start(), match.group(0)))
+    code_spans = [m.span() for m in _CODE_SPAN.finditer(text)]
+    for pattern in (_CUED_BY_KIND, _CUED_BY_PLACE):
+        for match in pattern.finditer(text):
+            if any(start <= match.start() < end for start, end in code_spans):
+                continue  # "for k, v in sd.items()" is code, not prose placing something
+            name = match.group("name")
+            bare = name.removesuffix("()")
+            if _FILE_SUFFIX.search(bare) or bare.split(".")[0] in _API_ROOTS:
+                continue
+            found.append((match.start("name"), name))
+    locations: list[str] = []
+    for _, name in sorted(found):
+        if name not in locations:
+            locations.append(name)
+    return locations
+
+
+def _norm_path(path: str) -> str:
+    return path.replace("\\", "/")
+
+
+def _file_matches(frame_file: str, named: str) -> bool:
+    frame_file, named = _norm_path(frame_file), _norm_path(named)
+    return bool(frame_file) and (frame_file == named or frame_file.endswith("/" + named))
+
+
+def _function_matches(frame: Frame, name: str) -> bool:
+    function = frame.get("function") or ""
+    return bool(function) and (function == name or function.endswith("." + name))
+
+
+def _location_in_frames(location: str, frames: list[Frame]) -> bool:
+    file_match = _FILE_REF.fullmatch(location)
+    if file_match:
+        tail = file_match.group("tail")
+        for frame in frames:
+            if not _file_matches(frame.get("filename") or "", file_match.group("file")):
+                continue
+            if tail is None:
+                return True
+            if tail.isdigit() and frame.get("lineno") == int(tail):
+                return True
+            if not tail.isdigit() and _function_matches(frame, tail):
+                return True
+        return False
+    name = location.removesuffix("()")
+    parts = name.split(".")
+    for frame in frames:
+        module = frame.get("module") or ""
+        if _function_matches(frame, parts[-1]):
+            return True
+        if module and (name == module or name == f"{module}.{frame.get('function')}"):
+            return True
+    return False
+
+
+def unmatched_locations(text: str, frames: list[Frame]) -> tuple[list[str], list[str]]:
+    named = code_locations(text)
+    return named, [loc for loc in named if not _location_in_frames(loc, frames)]
+
+
+def stack_path_match(text: str, frames: list[Frame]) -> float:
+    """Share of the code locations named in ``text`` that exist in the frames (1.0 if none).
+
+    A ``file:line`` must match a frame's file and line; ``file:function`` its file and
+    function; a function or dotted name must match a frame's function or module.
+    """
+    named, missing = unmatched_locations(text, frames)
+    if not named:
+        return 1.0
+    return round((len(named) - len(missing)) / len(named), 4)

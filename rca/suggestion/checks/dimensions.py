@@ -1,0 +1,91 @@
+"""Numbers in a suggestion that read as tensor dimensions, and how many the shape diff lacks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ingest.parsing.shapes import ShapeDiff, incompatibility
+from rca.suggestion.checks import MAX_SCAN_CHARS
+
+__all__ = ["diff_dims", "named_dims", "shape_incompatibility", "unknown_dim_share"]
+
+
+def shape_incompatibility(diffs: Iterable[ShapeDiff]) -> float:
+    """How far the actual shapes are from the expected ones: the worst diff, 0.0 with none."""
+    return max((incompatibility(diff) for diff in diffs or ()), default=0.0)
+
+
+_DIM_PATTERN = r"\d+|None|-1|\?|_"
+_SHAPE_LITERAL = re.compile(
+    rf"[\[(]\s*(?:{_DIM_PATTERN})(?:\s*,\s*(?:{_DIM_PATTERN}))*\s*,?\s*[\])]"
+    rf"|\b\d+(?:\s?[x×]\s?\d+)+\b"
+)
+_CUED_DIM = re.compile(
+    r"\b(?:dim(?:ension)?s?|size|width|height|channels?|features?|in_features|out_features"
+    r"|hidden_size|vocab(?:_size)?|seq_len|max_length|rows?|columns?)"
+    r"\s*(?:of|=|:|is|to|from)?\s*(?P<n>\d+)\b(?![.,]\d)"
+)
+_BARE_INT = re.compile(r"(?<![\w.:/\\=-])(?P<n>\d+)(?![\w%]|[.,]\d)")
+_UNIT_AFTER = re.compile(
+    r"\s*(?:%|percent|ms\b|s\b|secs?\b|seconds?\b|minutes?\b|mins?\b|hours?\b|h\b|days?\b"
+    r"|[KMGT]i?B\b|bytes?\b|-?bits?\b|GPUs?\b|gpus?\b|cores?\b|nodes?\b|workers?\b"
+    r"|processes\b|threads\b|epochs?\b|steps?\b|times\b|x\b|retries\b|attempts\b|requests?\b"
+    r"|st\b|nd\b|rd\b|th\b)",
+    re.IGNORECASE,
+)
+_NOT_DIM_BEFORE = re.compile(
+    r"(?:\b(?:version|v|release|opset|python|cuda|cudnn|driver|nccl|line|lines|port|pid|step|epoch"
+    r"|rank|gpu|device|error|code|status|signal|http|errno|exit|top|attempt|retry|sm|level"
+    r"|number|no)|#)\s*$",
+    re.IGNORECASE,
+)
+
+
+def named_dims(text: str) -> set[int]:
+    """Numbers in ``text`` that read as tensor dimensions.
+
+    Shape literals (``[4, 256]``, ``4x256``) and cued numbers (``dim 512``, ``in_features=768``)
+    always count; a bare number counts unless it is a version, a percentage, a line number
+    after ``:``, a quantity with a unit (``8-bit``, ``2 GPUs``, ``16 GiB``), follows a word
+    such as "version", "line" or "port", or is 0 or 1 (indices and flags more often than sizes).
+    """
+    if not isinstance(text, str):
+        return set()
+    text = text[:MAX_SCAN_CHARS]
+    dims: set[int] = set()
+    for match in _SHAPE_LITERAL.finditer(text):
+        dims.update(int(n) for n in re.findall(r"(?<![-\w])\d+", match.group(0)))
+    for match in _CUED_DIM.finditer(text):
+        dims.add(int(match.group("n")))
+    for match in _BARE_INT.finditer(text):
+        number = int(match.group("n"))
+        if number < 2 or len(match.group("n")) > 9:
+            continue
+        if _UNIT_AFTER.match(text, match.end()) or _NOT_DIM_BEFORE.search(
+            text[max(match.start() - 24, 0) : match.start()]
+        ):
+            continue
+        dims.add(number)
+    return dims
+
+
+def diff_dims(diffs: Iterable[ShapeDiff]) -> set[int]:
+    dims: set[int] = set()
+    for diff in diffs or ():
+        for dim in [*(diff.get("expected") or ()), *(diff.get("actual") or ())]:
+            if isinstance(dim, int) and not isinstance(dim, bool):
+                dims.add(dim)
+    return dims
+
+
+def unknown_dim_share(text: str, diffs: Iterable[ShapeDiff]) -> float:
+    """Share of the dimensions named in ``text`` that appear in no shape of the diff.
+
+    0.0 when the diff is empty (nothing to check against) or no dimension is named.
+    """
+    known = diff_dims(diffs)
+    named = named_dims(text)
+    if not known or not named:
+        return 0.0
+    return round(len(named - known) / len(named), 4)
