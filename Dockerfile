@@ -12,5 +12,8 @@ COPY . .
 # collectstatic loads the settings, which refuse to start without a key: a throwaway one.
 RUN DATABASE_URL=postgresql://build@localhost/build SECRET_KEY=collectstatic-at-build-only \
     python manage.py collectstatic --noinput
+# Not root: Celery warns against it, and a compromised worker should own nothing.
+RUN useradd --create-home --uid 10001 rootcause
+USER rootcause
 EXPOSE 8000
 CMD ["gunicorn", "webapp.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

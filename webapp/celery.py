@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from celery import Celery
@@ -43,3 +44,24 @@ app.on_after_configure.connect(lambda **_: _tune_embedded_broker(), weak=False)
 def _announce_worker(sender=None, **_kwargs) -> None:
     """Answer a first ping as soon as the worker is up, so /readyz need not wait for beat."""
     app.send_task("webapp.tasks.heartbeat")
+
+
+# Periodic housekeeping that runs every 30-60 s; its "sent/received/succeeded" lines are
+# DEBUG, so the log shows real work. Its failures keep their level.
+ROUTINE_TASKS = ("webapp.tasks.heartbeat", "rca.tasks.sweep_stuck_analyses")
+
+
+class RoutineTasksAtDebug(logging.Filter):
+    """Demote Celery's INFO lines about `ROUTINE_TASKS` to DEBUG (beat, receipt, success)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        if not any(name in record.getMessage() for name in ROUTINE_TASKS):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+for _name in ("celery.beat", "celery.worker.strategy", "celery.app.trace"):
+    logging.getLogger(_name).addFilter(RoutineTasksAtDebug())

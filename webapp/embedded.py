@@ -32,12 +32,24 @@ def data_dir() -> Path:
     return state_dir() / "pg"
 
 
-def is_running(pgdata: Path | None = None) -> bool:
-    """True when a postmaster for `pgdata` is up (cheap: reads postmaster.pid)."""
-    from pgserver.utils import PostmasterInfo
+def postmaster_pid(pgdata: Path | None = None) -> int | None:
+    """The pid of a live postmaster for `pgdata`, else None (cheap: reads postmaster.pid).
 
-    info = PostmasterInfo.read_from_pgdata(pgdata or data_dir())
-    return info is not None and info.is_running()
+    A postmaster killed with SIGKILL leaves its pid file behind, and may linger as a
+    zombie until its (adopting) parent reaps it: neither counts as running.
+    """
+    import psutil
+
+    try:
+        pid = int((pgdata or data_dir()).joinpath("postmaster.pid").read_text().split()[0])
+        return None if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE else pid
+    except (OSError, ValueError, IndexError, psutil.Error):
+        return None
+
+
+def is_running(pgdata: Path | None = None) -> bool:
+    """True when a postmaster for `pgdata` is up."""
+    return postmaster_pid(pgdata) is not None
 
 
 def database_url() -> str:
@@ -48,6 +60,22 @@ def database_url() -> str:
     pgdata.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(pgdata, cleanup_mode=None)
     return server.get_uri()
+
+
+def ensure_running() -> None:
+    """Start the server again if it died (the same socket, so clients' URLs stay valid).
+
+    pgserver caches one handle per data dir and checks the server only when it makes the
+    handle: ask that handle again, or a second start after a crash would be a no-op.
+    """
+    import pgserver
+
+    pgdata = data_dir()
+    if is_running(pgdata):
+        return
+    pgserver.get_server(pgdata, cleanup_mode=None).ensure_postgres_running()
+    if not is_running(pgdata):  # pgserver took a dying postmaster (a zombie) for a live one
+        raise RuntimeError("the old postmaster has not exited yet")
 
 
 def stop(pgdata: Path | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 from datetime import timedelta
 
@@ -10,13 +11,16 @@ from django.utils import timezone
 from webapp.models import WorkerHeartbeat
 
 FRESH_FOR = timedelta(seconds=60)
+log = logging.getLogger(__name__)
 
 
 def record(hostname: str | None = None) -> None:
-    """Called by a worker answering a ping."""
+    """Called by a worker answering a ping (every 30 s: logged at DEBUG only)."""
+    hostname = hostname or socket.gethostname()
     WorkerHeartbeat.objects.update_or_create(
-        hostname=hostname or socket.gethostname(), defaults={"seen_at": timezone.now()}
+        hostname=hostname, defaults={"seen_at": timezone.now()}
     )
+    log.debug("heartbeat from %s", hostname)
 
 
 def latest_seen() -> WorkerHeartbeat | None:

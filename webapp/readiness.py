@@ -1,12 +1,23 @@
-"""What /readyz checks: the database answers, the broker accepts a connection, a worker lives."""
+"""What /readyz checks: the database answers, the broker accepts a connection, a worker lives.
+
+`make run` waits on the same checks in its own process (`wait_until_started`), so that
+waiting for a worker busy embedding the corpus logs nothing.
+"""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection
 from django.utils import timezone
+
+PING_EVERY = 20.0  # seconds: a stale heartbeat sends at most one ping per process this often
+_last_ping = 0.0
 
 
 @dataclass
@@ -44,7 +55,8 @@ def check_worker(broker_ok: bool) -> Check:
         beat = heartbeat.latest_seen()
     except Exception as exc:
         return Check(False, f"{type(exc).__name__}: {exc}"[:300])
-    if broker_ok and (beat is None or timezone.now() - beat.seen_at > timedelta(seconds=20)):
+    stale = beat is None or timezone.now() - beat.seen_at > timedelta(seconds=PING_EVERY)
+    if broker_ok and stale and _may_ping():
         from webapp.tasks import heartbeat as ping
 
         ping.delay()
@@ -55,6 +67,17 @@ def check_worker(broker_ok: bool) -> Check:
     return Check(False, "no worker answered a ping in the last 60 s (a ping was sent)")
 
 
+def _may_ping() -> bool:
+    """A probe polling every second while the worker is busy (embedding the corpus) must
+    not queue a ping per poll: they would all run, and log, once the worker is free."""
+    global _last_ping
+    now = time.monotonic()
+    if now - _last_ping < PING_EVERY:
+        return False
+    _last_ping = now
+    return True
+
+
 def readiness() -> tuple[bool, dict[str, dict[str, object]]]:
     db = check_database()
     broker = check_broker()
@@ -62,3 +85,54 @@ def readiness() -> tuple[bool, dict[str, dict[str, object]]]:
     checks = {"database": db, "broker": broker, "worker": worker}
     body = {name: {"ok": c.ok, "detail": c.detail} for name, c in checks.items()}
     return all(c.ok for c in checks.values()), body
+
+
+def _accepts(port: int) -> bool:
+    """The web server listens (a bare connect: no request, so nothing in the access log)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _worker_answered_since(since: datetime) -> bool:
+    from webapp import heartbeat
+
+    try:
+        beat = heartbeat.latest_seen()
+        return beat is not None and beat.seen_at >= since
+    except Exception:  # the database is still starting or restarting
+        return False
+    finally:
+        connection.close()  # nothing held across a database restart
+
+
+def wait_until_started(
+    since: datetime,
+    port: int,
+    stop: threading.Event,
+    on_slow: Callable[[str], None],
+    slow_after: float = 120.0,
+) -> dict[str, dict[str, object]] | None:
+    """Wait, silently, until a worker started after `since` answered a ping and the web
+    server on `port` listens; then return the /readyz checks. None if `stop` is set first.
+
+    No time limit: the first start embeds the corpus (25-110 s on a laptop) before the
+    worker's first ping is answered. After `slow_after` seconds, `on_slow` gets one line
+    saying what is still missing.
+    """
+    started = time.monotonic()
+    warned = False
+    while not stop.wait(1.0):
+        worker, web = _worker_answered_since(since), _accepts(port)
+        if worker and web:
+            try:
+                return readiness()[1]
+            finally:
+                connection.close()
+        if not warned and time.monotonic() - started > slow_after:
+            warned = True
+            missing = [what for what, ok in (("a worker's ping", worker), ("web", web)) if not ok]
+            on_slow(f"still starting after {slow_after:.0f} s; waiting for {' and '.join(missing)}")
+    return None

@@ -1,8 +1,17 @@
-"""`make run`: one command that brings up the embedded database, a Celery worker and the web server.
+"""`make run`'s supervisor: start the worker, the web server and the embedded PostgreSQL,
+restart whichever dies, and leave nothing behind when it stops.
 
-The children are real processes (a `celery worker` with beat, a gunicorn server), their
-output is streamed with a prefix, and every one of them is stopped on Ctrl-C, SIGTERM
-or when the parent (`make`) goes away — the embedded PostgreSQL included.
+A dead child is restarted after an exponential backoff (1 s, 2 s, ... 30 s; a run that
+lasted a minute resets it) with one log line per restart. The supervisor stops only on
+Ctrl-C, SIGTERM, SIGHUP, when `make` goes away, or on a crash loop (5 restarts of one
+process within 60 s), and says which. Each child runs in its own process group, and the
+whole group is signalled, so Celery's beat and pool children and gunicorn's workers go
+with their parent, even when the parent was killed with SIGKILL. PostgreSQL is detached
+by pg_ctl, so it is watched through its `postmaster.pid` instead (see `embedded`).
+
+Own code rather than supervisord/honcho: those restart processes, but neither watches
+a detached postmaster nor fits in `make run` without a config file and a daemon; what
+we need is ~200 lines of plain functions with unit tests (tests/unit/test_supervisor.py).
 """
 
 from __future__ import annotations
@@ -15,62 +24,265 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
 STOP_TIMEOUT = 10.0  # seconds a child gets to finish its current work
+TICK = 0.5  # seconds between looks at the children
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGTERM when the supervisor dies, even by SIGKILL."""
+@dataclass(frozen=True)
+class RestartPolicy:
+    """When to restart a process that died, and when to stop trying."""
+
+    first_delay: float = 1.0  # seconds before the first restart; doubles per quick death
+    max_delay: float = 30.0  # the backoff never waits longer than this
+    stable_after: float = 60.0  # a run this long was healthy: the backoff starts over
+    loop_restarts: int = 5  # this many restarts within `loop_window` and one more death
+    loop_window: float = 60.0  # ... is a crash loop: the supervisor stops
+
+
+@dataclass
+class RestartHistory:
+    """One process's restarts, by which the policy decides; times are `time.monotonic()`."""
+
+    policy: RestartPolicy = field(default_factory=RestartPolicy)
+    restarts: list[float] = field(default_factory=list)
+    quick_deaths: int = 0
+
+    def delay_after_death(self, started_at: float, died_at: float) -> float | None:
+        """Seconds to wait before restarting a process that ran from `started_at` until
+        `died_at`; None when that would be a crash loop."""
+        p = self.policy
+        self.restarts = [t for t in self.restarts if died_at - t < p.loop_window]
+        if len(self.restarts) >= p.loop_restarts:
+            return None
+        if died_at - started_at >= p.stable_after:
+            self.quick_deaths = 0
+        delay = min(p.max_delay, p.first_delay * 2**self.quick_deaths)
+        self.quick_deaths += 1
+        return delay
+
+    def restarted(self, at: float) -> None:
+        self.restarts.append(at)
+
+
+def describe_exit(status: int) -> str:
+    """`-9` -> "was killed by SIGKILL", `3` -> "exited with status 3"."""
+    if status < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-status).name}"
+    return f"exited with status {status}"
+
+
+def _own_group_and_die_with_parent() -> None:
+    """In the child before exec: a process group of its own (so the supervisor can signal
+    its whole family), and SIGTERM when the supervisor dies, even by SIGKILL."""
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     os.setpgrp()
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signum)
+
+
 @dataclass
 class Child:
+    """A command run in its own process group, its output streamed with a prefix."""
+
     name: str
     argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)  # on top of the supervisor's env
     proc: subprocess.Popen | None = None
-    pump: threading.Thread | None = field(default=None, repr=False)
 
     def start(self, env: dict[str, str], out_lock: threading.Lock) -> None:
         self.proc = subprocess.Popen(
             self.argv,
-            env=env,
+            env={**env, **self.env},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads touch the child's state
+            preexec_fn=_own_group_and_die_with_parent,  # noqa: PLW1509 - no threads touch the child's state
         )
-        self.pump = threading.Thread(target=self._stream, args=(out_lock,), daemon=True)
-        self.pump.start()
+        threading.Thread(target=self._stream, args=(self.proc, out_lock), daemon=True).start()
 
-    def _stream(self, out_lock: threading.Lock) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
+    def _stream(self, proc: subprocess.Popen, out_lock: threading.Lock) -> None:
+        assert proc.stdout is not None
+        for raw in iter(proc.stdout.readline, b""):
             with out_lock:
                 sys.stdout.write(f"[{self.name:6}] {raw.decode(errors='replace').rstrip()}\n")
                 sys.stdout.flush()
 
-    def terminate(self) -> None:
-        """Ask the whole group (gunicorn/celery children too) to stop; returns at once."""
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
+    def death(self) -> str | None:
+        """None while the main process runs; how it ended once it has died."""
+        status = None if self.proc is None else self.proc.poll()
+        return None if status is None else describe_exit(status)
 
-    def wait_or_kill(self, deadline: float) -> None:
-        """Wait until `deadline` (monotonic); then SIGKILL the group. A task killed this way
-        is not lost: acks_late redelivers it, or the sweeper re-enqueues it."""
+    def terminate(self) -> None:
+        """Ask for a stop and return at once: a live leader gets SIGTERM and shuts its own
+        family down gracefully (Celery's warm shutdown finishes the task at hand); when the
+        leader is dead, its orphans (beat, pool, gunicorn workers) get it directly."""
         if self.proc is None:
             return
-        try:
-            self.proc.wait(max(deadline - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
+        if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+                self.proc.send_signal(signal.SIGTERM)
+        else:
+            signal_group(self.proc.pid, signal.SIGTERM)
+
+    def wait_or_kill(self, deadline: float) -> None:
+        """Wait until the group is empty or `deadline` (monotonic); then SIGKILL what is
+        left. A task killed this way is not lost: acks_late redelivers it, or the sweeper
+        re-enqueues it."""
+        if self.proc is None:
+            return
+        pgid = self.proc.pid
+        while time.monotonic() < deadline:
+            self.proc.poll()  # reap the leader, else it keeps the group alive as a zombie
+            if not _group_alive(pgid):
+                return
+            time.sleep(0.1)
+        signal_group(pgid, signal.SIGKILL)
+        self.proc.wait()
+
+
+@dataclass
+class Watched:
+    """Something the supervisor keeps alive: start it, ask whether it still runs, stop it."""
+
+    name: str
+    start: Callable[[], None]
+    death: Callable[[], str | None]  # None while alive, else how it ended
+    stop: Callable[[float], None]  # stop everything of it by this monotonic deadline
+    terminate: Callable[[], None] = lambda: None  # ask it to stop now, without waiting
+    history: RestartHistory = field(default_factory=RestartHistory)
+    started_at: float = 0.0
+    restart_at: float | None = None  # set while it waits out its backoff
+
+
+def watch_child(child: Child, env: dict[str, str], out_lock: threading.Lock) -> Watched:
+    return Watched(
+        child.name,
+        start=lambda: child.start(env, out_lock),
+        death=child.death,
+        stop=child.wait_or_kill,
+        terminate=child.terminate,
+    )
+
+
+def watch_postgres() -> Watched:
+    """The embedded PostgreSQL: pg_ctl detaches it, so its pid file tells whether it runs."""
+    from webapp import embedded
+
+    return Watched(
+        "postgres",
+        start=embedded.ensure_running,
+        death=lambda: (
+            None if embedded.is_running() else "is gone (postmaster.pid names no live process)"
+        ),
+        stop=lambda _deadline: embedded.stop(),
+    )
+
+
+def say(message: str) -> None:
+    print(f"[run   ] {message}", flush=True)
+
+
+class Supervisor:
+    """Runs `units` in order, restarts the ones that die, stops them in reverse order."""
+
+    def __init__(self, units: list[Watched], clock: Callable[[], float] = time.monotonic):
+        self.units = units
+        self.clock = clock
+        self.stopping = threading.Event()
+        self.reason = ""
+
+    def request_stop(self, reason: str) -> None:
+        if not self.stopping.is_set():
+            self.reason = reason
+            self.stopping.set()
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self.request_stop(f"received {signal.Signals(signum).name}")
+
+    def check(self, unit: Watched) -> None:
+        """One look at one unit: restart it when its backoff is over, or notice its death."""
+        now = self.clock()
+        if unit.restart_at is not None:
+            if now >= unit.restart_at:
+                unit.restart_at = None
+                unit.history.restarted(now)
+                self._start(unit)
+            return
+        death = unit.death()
+        if death is None:
+            return
+        unit.terminate()  # what is left of its group (beat, pool children) goes too
+        unit.stop(now + 2)
+        delay = unit.history.delay_after_death(unit.started_at, now)
+        if delay is None:
+            p = unit.history.policy
+            self.request_stop(
+                f"{unit.name} {death} after {p.loop_restarts} restarts"
+                f" within {p.loop_window:.0f} s: a crash loop, see its log above"
+            )
+            return
+        unit.restart_at = now + delay
+        say(f"{unit.name} {death}; restarting it in {delay:.0f} s")
+
+    def _start(self, unit: Watched) -> None:
+        unit.started_at = self.clock()
+        try:
+            unit.start()
+        except Exception as exc:  # it counts as a death: the next check backs off
+            say(f"{unit.name} did not start: {type(exc).__name__}: {exc}"[:500])
+
+    def run(self) -> int:
+        """Supervise until a stop is requested; 0 after a signal, 1 after a crash loop."""
+        parent = os.getppid()
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
+        try:
+            for unit in self.units:
+                self._start(unit)
+            while not self.stopping.wait(TICK):
+                if os.getppid() != parent:  # make was killed: we were re-parented
+                    self.request_stop("make went away")
+                    break
+                for unit in self.units:
+                    self.check(unit)
+                    if self.stopping.is_set():
+                        break
+        finally:
+            self.request_stop("stopping")
+            self.stop_all()
+        return 0 if self.reason.startswith("received") else 1
+
+    def stop_all(self) -> None:
+        """Children in parallel (the slowest sets the pace), the database last."""
+        say(f"{self.reason}; stopping")
+        for unit in reversed(self.units):
+            unit.terminate()
+        deadline = self.clock() + STOP_TIMEOUT
+        for unit in reversed(self.units):
+            try:
+                unit.stop(deadline)
+            except Exception as exc:  # keep stopping the others
+                say(f"stopping {unit.name} failed: {type(exc).__name__}: {exc}"[:500])
+        say("stopped")
 
 
 def gunicorn_argv(port: int, *options: str) -> list[str]:
@@ -89,96 +301,18 @@ def gunicorn_argv(port: int, *options: str) -> list[str]:
 
 
 def children(port: int, data_dir: Path) -> list[Child]:
-    python = sys.executable
+    """The worker (with beat) and the web server, as quiet as is still informative:
+    no Celery banner, gunicorn's warnings and access log, no tqdm bars in the worker."""
+    worker = [sys.executable, "-m", "celery", "-A", "webapp", "--quiet", "worker", "-B"]
+    worker += ["--loglevel", "INFO", "--concurrency", "1"]
+    worker += ["--schedule", str(data_dir / "celerybeat-schedule")]
+    quiet_worker = {
+        "TQDM_DISABLE": "1",  # model loading bars; the corpus embedding logs its own progress
+        # A developer machine or CI container runs as root; production images do not.
+        "PYTHONWARNINGS": "ignore:You're running the worker with superuser privileges",
+    }
+    web = gunicorn_argv(port, "--access-logfile", "-", "--graceful-timeout", "5")
     return [
-        Child(
-            "worker",
-            [
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "webapp",
-                "worker",
-                "-B",
-                "--loglevel",
-                "INFO",
-                "--concurrency",
-                "1",
-                "--schedule",
-                str(data_dir / "celerybeat-schedule"),
-            ],
-        ),
-        Child(
-            "web",
-            gunicorn_argv(
-                port,
-                "--access-logfile",
-                "-",
-                "--graceful-timeout",
-                "5",
-            ),
-        ),
+        Child("worker", worker, quiet_worker),
+        Child("web", [*web, "--log-level", "warning"]),
     ]
-
-
-class Supervisor:
-    def __init__(self, kids: list[Child], on_exit: list) -> None:
-        self.kids = kids
-        self.on_exit = on_exit
-        self.stopping = threading.Event()
-        self.out_lock = threading.Lock()
-
-    def _request_stop(self, signum: int, _frame: object) -> None:
-        self.stopping.set()
-
-    def run(self, env: dict[str, str]) -> int:
-        parent = os.getppid()
-        signal.signal(signal.SIGINT, self._request_stop)
-        signal.signal(signal.SIGTERM, self._request_stop)
-        signal.signal(signal.SIGHUP, self._request_stop)
-        code = 0
-        try:
-            for kid in self.kids:
-                kid.start(env, self.out_lock)
-            while not self.stopping.wait(0.5):
-                if os.getppid() != parent:  # make was killed: we were re-parented
-                    break
-                dead = [
-                    (k.name, status)
-                    for k in self.kids
-                    if k.proc is not None and (status := k.proc.poll()) is not None
-                ]
-                if dead:
-                    print(
-                        f"[run   ] {dead[0][0]} exited with {dead[0][1]}; stopping",
-                        flush=True,
-                    )
-                    code = 1
-                    break
-        finally:
-            print("[run   ] stopping worker and web server…", flush=True)
-            for kid in self.kids:  # in parallel: shutdown takes the slowest, not the sum
-                kid.terminate()
-            deadline = time.monotonic() + STOP_TIMEOUT
-            for kid in self.kids:
-                kid.wait_or_kill(deadline)
-            for hook in self.on_exit:
-                hook()
-            print("[run   ] stopped", flush=True)
-        return code
-
-
-def wait_until_ready(url: str, timeout: float = 60) -> dict | None:
-    """Poll /readyz until it answers 200; returns its body, or None on timeout."""
-    import json
-    import urllib.request
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=3) as resp:  # noqa: S310 - our own URL
-                return json.loads(resp.read())
-        except Exception:
-            time.sleep(0.5)
-    return None

@@ -1,4 +1,5 @@
-"""`manage.py run`: migrate, seed a demo project, then supervise worker + web (see supervisor)."""
+"""`manage.py run`: migrate, seed a demo project, then supervise database, worker and web
+(see webapp/supervisor.py); the banner with URL, login, key and DSN comes once all is ready."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import threading
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.db import connections
+from django.utils import timezone
 
-from webapp import bootstrap, embedded, supervisor
+from webapp import bootstrap, embedded, readiness, supervisor
 
 
 class Command(BaseCommand):
@@ -19,24 +22,34 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
 
     def handle(self, *args, port: int, **options) -> None:
+        since = timezone.now()
         data_dir = embedded.state_dir()
         call_command("migrate", interactive=False, verbosity=0)
         call_command("runbooks", "load", verbosity=1)
         base_url = f"http://127.0.0.1:{port}"
         banner = bootstrap.ensure_demo(data_dir / "credentials", base_url)
 
-        embedded_db = not os.environ.get("DATABASE_URL")
-        on_exit = [embedded.stop] if embedded_db else []
-        kids = supervisor.children(port, data_dir)
         # Links in API answers and Slack point at this run's port unless configured.
         public_url = os.environ.get("RCA_BASE_URL") or base_url
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCA_BASE_URL": public_url}
-        sup = supervisor.Supervisor(kids, on_exit)
+        out_lock = threading.Lock()
+        units = [
+            supervisor.watch_child(kid, env, out_lock)
+            for kid in supervisor.children(port, data_dir)
+        ]
+        if not os.environ.get("DATABASE_URL"):
+            units.insert(0, supervisor.watch_postgres())
+        sup = supervisor.Supervisor(units)
 
         def announce() -> None:
-            body = supervisor.wait_until_ready(f"{base_url}/readyz")
-            status = "ready" if body else "NOT ready after 60 s (see the logs above)"
-            print(f"\n[run   ] Rootcause is {status}: {body}\n{banner}", flush=True)
+            checks = readiness.wait_until_started(since, port, sup.stopping, supervisor.say)
+            if checks is None:
+                return
+            failing = {name: c["detail"] for name, c in checks.items() if not c["ok"]}
+            status = f"NOT ready: {failing}" if failing else "ready"
+            with out_lock:  # one block, after the children's start-up lines
+                print(f"\n[run   ] Rootcause is {status}\n{banner}", flush=True)
 
         threading.Thread(target=announce, daemon=True).start()
-        sys.exit(sup.run(env))
+        connections.close_all()  # the supervisor itself holds no connection across restarts
+        sys.exit(sup.run())
