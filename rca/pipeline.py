@@ -18,6 +18,7 @@ from django.utils import timezone
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
 from rca.queue import claim
+from rca.reuse import reusable_analysis
 from rca.suggestion.context import Evidence
 from rca.suggestion.evidence import context_for, evidence_from_retrieved, stored_bodies
 from rca.suggestion.prompts import PROMPT_VERSION
@@ -27,35 +28,16 @@ K_RUNBOOKS = 5
 K_PAST_FIXES = 3
 
 
-def _materially_same(a: Incident, b: Incident) -> bool:
-    """Same error type and same shape diff: a new occurrence needs no new analysis."""
-    return a.error_type == b.error_type and a.shape_diff == b.shape_diff
-
-
-def _reusable_analysis(incident: Incident) -> Analysis | None:
-    """The issue's latest finished analysis, when this occurrence is materially the same.
-
-    An issue lives in one project (its fingerprint is unique per project), so this reuse
-    never crosses projects.
-    """
-    previous = (
-        Analysis.objects.filter(issue_id=incident.issue_id, status=Analysis.Status.DONE)
-        .exclude(incident_id=incident.pk)
-        .select_related("incident")
-        .order_by("-created_at")
-        .first()
-    )
-    if previous is not None and _materially_same(previous.incident, incident):
-        return previous
-    return None
-
-
 def _evidence(retrieved: list[Any]) -> list[Evidence]:
     return evidence_from_retrieved(retrieved, stored_bodies(r.slug for r in retrieved))
 
 
 def _cache_key(
-    project_id: int, provider: str, model: str, signals: dict, retrieved: list[dict]
+    project_id: int,
+    provider: str,
+    model: str,
+    signals: dict[str, Any],
+    retrieved: list[dict[str, Any]],
 ) -> str:
     """Same project, provider, prompt, signals and evidence: the same suggestion.
 
@@ -113,7 +95,7 @@ def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:
     Analysis.objects.filter(incident_id=incident_id, status=Analysis.Status.RUNNING).update(
         status=Analysis.Status.FAILED, error=claim.WORKER_LOST, finished_at=timezone.now()
     )
-    if not force and (previous := _reusable_analysis(incident)) is not None:
+    if not force and (previous := reusable_analysis(incident)) is not None:
         log.info("incident %s: same signals as analysis %s, reusing", incident_id, previous.pk)
         claim.finish(incident_id, Incident.Analysis.DONE)
         return previous
@@ -180,8 +162,8 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
             "provider": cached.provider,
             "model": cached.model,
         }
-        attempts: list[dict] = [{"cache_hit_of_analysis": cached.analysis_id}]
-        prompt: list[dict] = []
+        attempts: list[dict[str, Any]] = [{"cache_hit_of_analysis": cached.analysis_id}]
+        prompt: list[dict[str, str]] = []
         raw, usage = "", {}
     else:
         outcome = write_suggestion(ctx, provider)

@@ -12,6 +12,7 @@ from typing import Any
 from ingest.models import Incident, Issue
 from rca.models import Analysis, Decision, Suggestion
 from rca.queue import claim
+from rca.reuse import answering_analysis
 
 MAX_DIM_SHARE = 0.3
 MIN_STACK_MATCH = 0.92
@@ -30,6 +31,7 @@ class Panel:
     badges: list[dict[str, Any]] = field(default_factory=list)
     awaiting: int | None = None  # re-analysis requested after this analysis id
     polls: int = 0
+    reused_from: int | None = None  # the occurrence whose analysis this one reused
 
     @property
     def waiting(self) -> bool:
@@ -115,13 +117,10 @@ def _same_project(incident: Incident, fixes: list[dict[str, Any]]) -> list[dict[
 
 
 def panel(incident: Incident, awaiting: int | None = None, polls: int = 0) -> Panel:
-    """The latest analysis of the incident with its suggestion and decision history."""
-    analysis = (
-        Analysis.objects.filter(incident=incident)
-        .select_related("suggestion")
-        .order_by("-created_at", "-pk")
-        .first()
-    )
+    """The analysis answering for the incident (its own, or the one it reused from an
+    earlier occurrence of its issue) with its suggestion and decision history."""
+    answer = answering_analysis(incident)
+    analysis = answer.analysis
     suggestion = getattr(analysis, "suggestion", None) if analysis else None
     result = Panel(
         incident=incident,
@@ -129,6 +128,7 @@ def panel(incident: Incident, awaiting: int | None = None, polls: int = 0) -> Pa
         suggestion=suggestion,
         awaiting=awaiting,
         polls=polls,
+        reused_from=answer.reused_from,
     )
     if analysis is not None:
         retrieved = [item for item in analysis.retrieved or [] if isinstance(item, dict)]

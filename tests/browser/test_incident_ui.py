@@ -110,6 +110,24 @@ def test_responder_finds_opens_and_accepts_a_live_suggestion(
     expect(page.locator("#timeline-results")).to_contain_text(action_text[:40])
     page.screenshot(path=str(DOCS / "timeline.png"), full_page=True)
 
+    # The same error again: the occurrence reuses the issue's analysis, and its own panel
+    # shows that suggestion, says where it came from, and takes a decision on it.
+    again = post(live_server, tenant, shape_error(batch=4))
+    assert again["issue_id"] == body["issue_id"]
+    page.goto(f"{live_server.url}/issues/{body['issue_id']}?incident={again['incident_id']}")
+    reused = page.get_by_test_id("suggestion-reused")
+    expect(reused).to_be_visible(timeout=60_000)  # once the worker marked it done
+    expect(reused.get_by_role("link")).to_have_text(f"incident {body['incident_id']}")
+    expect(page.get_by_test_id("suggestion-status")).to_contain_text("accepted")
+    page.get_by_text("Reject…").click()
+    page.get_by_label("Why is this wrong? (required)").fill("the head was already 512 wide")
+    page.get_by_role("button", name="Reject").click()
+    expect(page.get_by_test_id("suggestion-status")).to_contain_text("rejected")
+    expect(page.get_by_test_id("suggestion-reused")).to_be_visible()  # still this occurrence
+    suggestion.refresh_from_db()
+    assert suggestion.status == "rejected"
+    assert Suggestion.objects.filter(issue_id=body["issue_id"]).count() == 1
+
 
 def test_viewer_sees_no_accept_and_a_forged_post_is_refused(live_server, page: Page):
     tenant = project_with_key("ml-platform")

@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ingest.models import Incident
 from rca.feedback import DecisionError, decide
 from rca.queue import intake
 from webapp import access
@@ -47,11 +48,22 @@ def analysis(request: HttpRequest, incident_id: int) -> HttpResponse:
     )
 
 
+def _shown_on(request: HttpRequest, suggestion) -> Incident:
+    """The incident whose panel the decision was made on: a repeat occurrence shows the
+    suggestion it reused, and answers with its own panel; otherwise the suggestion's."""
+    shown = _int(request.POST.get("incident"))
+    if shown is not None and shown != suggestion.incident_id:
+        incident = Incident.objects.filter(pk=shown, issue_id=suggestion.issue_id).first()
+        if incident is not None:
+            return incident
+    return suggestion.incident
+
+
 @page
 @require_POST
 def decision(request: HttpRequest, suggestion_id: int) -> HttpResponse:
     suggestion, role = access.suggestion(request.user, suggestion_id, write=True)
-    incident = suggestion.incident
+    incident = _shown_on(request, suggestion)
     error = ""
     try:
         decide(
