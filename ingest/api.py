@@ -1,4 +1,9 @@
-"""The JSON API (django-ninja): POST incidents, read incidents and issues. Thin handlers."""
+"""Ingest's part of the JSON API (django-ninja): POST incidents, read incidents and issues.
+
+A router: ``webapp/api.py`` mounts it (and rca's) on the one API, which authenticates
+every operation with ``ingest.auth.ApiKeyAuth``. Thin handlers; each operation declares
+its answer per status code, refusals included (``ApiError``).
+"""
 
 from __future__ import annotations
 
@@ -6,66 +11,35 @@ import re
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
-from ninja import Field, NinjaAPI, Query, Schema, Status
-from ninja.errors import AuthenticationError, HttpError, ValidationError
-from ninja.security import HttpBearer
+from ninja import Field, Query, Router, Schema, Status
 
-from ingest import keys, ratelimit
-from ingest.api_parser import DepthLimitedParser, too_deep_cause
+from ingest import ratelimit
+from ingest.auth import key_of
 from ingest.batch import ITEMS_LOC, accept_batch, max_items
-from ingest.errors import detail, error_response
-from ingest.incident_list import IncidentFilters, find_incidents
+from ingest.errors import ApiError, error_response, refusals
+from ingest.incident_list import MAX_OFFSET, MAX_PAGE, IncidentFilters, find_incidents
+from ingest.issue_list import IssueFilters, find_issues
 from ingest.models import ApiKey, Incident, Issue
-from ingest.responses import IncidentPage
+from ingest.responses import (
+    BatchAccepted,
+    BatchRefused,
+    IncidentAccepted,
+    IncidentOut,
+    IncidentPage,
+    IssueDetail,
+    IssuePage,
+)
 from ingest.schema import EVENT_ID, BatchIn, IncidentIn, Timestamp
 from ingest.serializers import incident_dict, issue_dict, issue_url
 from ingest.store import store_incident
 
+router = Router(tags=["incidents"])
 
-def key_of(request: HttpRequest) -> ApiKey:
-    """The authenticated key (django-ninja sets `request.auth` after BearerKey succeeds)."""
-    return request.auth  # type: ignore[attr-defined]
-
-
-class BearerKey(HttpBearer):
-    def authenticate(self, request: HttpRequest, token: str) -> Any:
-        return keys.authenticate(token)
-
-
-api = NinjaAPI(
-    title="Rootcause API",
-    version="1",
-    urls_namespace="api_v1",
-    auth=BearerKey(),
-    docs_url="/docs",
-    openapi_url="/openapi.json",
-    parser=DepthLimitedParser(),
-)
-
-
-@api.exception_handler(ValidationError)
-def _invalid(request: HttpRequest, exc: ValidationError) -> JsonResponse:
-    return JsonResponse({"detail": detail(exc.errors)}, status=400)
-
-
-@api.exception_handler(AuthenticationError)
-def _unauthorised(request: HttpRequest, exc: AuthenticationError) -> JsonResponse:
-    sent = "Authorization" in request.headers
-    msg = (
-        "unknown or revoked API key"
-        if sent
-        else "send 'Authorization: Bearer <api key>' (create keys in the project settings)"
-    )
-    response = error_response(401, ["header", "Authorization"], msg)
-    response["WWW-Authenticate"] = "Bearer"
-    return response
-
-
-@api.exception_handler(HttpError)
-def _http_error(request: HttpRequest, exc: HttpError) -> JsonResponse:
-    if (deep := too_deep_cause(exc)) is not None:
-        return error_response(400, deep.loc, str(deep))
-    return error_response(exc.status_code, [], str(exc))
+#: What a POST may be refused with: invalid (400), no key (401), too large (413),
+#: not JSON (415), over the key's rate limit (429).
+POST_REFUSALS = refusals(400, 401, 413, 415, 429)
+#: What a read may be refused with: an invalid parameter (400), no key (401).
+READ_REFUSALS = refusals(400, 401)
 
 
 def _not_found(what: str, ident: int) -> JsonResponse:
@@ -92,7 +66,13 @@ def _idempotency_key(request: HttpRequest, max_length: int) -> str | None:
     return idem
 
 
-@api.post("/incidents", response={200: dict, 202: dict}, summary="Report an incident")
+@router.post(
+    "/incidents",
+    response={200: IncidentAccepted, 202: IncidentAccepted, **POST_REFUSALS},
+    summary="Report an incident",
+    description="202 when stored; 200 when it repeats an `event_id` (or `Idempotency-Key`) "
+    "already stored, which is not stored again.",
+)
 def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
     key = key_of(request)
     if (refused := _rate_limited(key)) is not None:
@@ -102,19 +82,24 @@ def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
     except ValueError as exc:
         return error_response(400, ["header", "Idempotency-Key"], str(exc))
     stored = store_incident(key.project, incident.payload(), idempotency_key=idem)
-    body = {
-        "incident_id": stored.incident.pk,
-        "issue_id": stored.incident.issue_id,
-        "event_id": stored.incident.event_id,
-        "url": issue_url(stored.incident.issue_id),
-        "duplicate": not stored.created,
-    }
+    body = IncidentAccepted(
+        incident_id=stored.incident.pk,
+        issue_id=stored.incident.issue_id,
+        event_id=stored.incident.event_id,
+        url=issue_url(stored.incident.issue_id),
+        duplicate=not stored.created,
+    )
     return Status(202 if stored.created else 200, body)
 
 
-@api.post(
+@router.post(
     "/incidents/batch",
-    response={200: dict, 202: dict, 400: dict},
+    response={
+        200: BatchAccepted,
+        202: BatchAccepted,
+        **POST_REFUSALS,
+        400: BatchRefused | ApiError,
+    },
     summary="Report many incidents in one request",
     description=(
         "Each item of `incidents` is an incident as for `POST /incidents` and is accepted or "
@@ -137,6 +122,8 @@ def post_incidents(request: HttpRequest, batch: BatchIn) -> Any:
     if (refused := _rate_limited(key, len(batch.incidents))) is not None:
         return refused
     outcome = accept_batch(key.project, batch.incidents, idempotency_key=idem)
+    if outcome.status == 400:  # as built: its items' `detail` already name their paths
+        return JsonResponse(outcome.body, status=400)
     return Status(outcome.status, outcome.body)
 
 
@@ -149,13 +136,13 @@ class IncidentQuery(Schema):
     service: str | None = None
     issue_id: int | None = None
     since: Timestamp | None = Field(None, description="Received at or after this time.")
-    limit: int = Field(50, description="Page size, 1 to 200.")
-    offset: int = 0
+    limit: int = Field(50, description=f"Page size, 1 to {MAX_PAGE} (others are clamped).")
+    offset: int = Field(0, description=f"Rows to skip; past {MAX_OFFSET:,} the page is empty.")
 
 
-@api.get(
+@router.get(
     "/incidents",
-    response=IncidentPage,
+    response={200: IncidentPage, **READ_REFUSALS},
     summary="Incidents, newest first; find one by the event id an SDK returned",
 )
 def list_incidents(request: HttpRequest, filters: Query[IncidentQuery]) -> Any:
@@ -163,37 +150,41 @@ def list_incidents(request: HttpRequest, filters: Query[IncidentQuery]) -> Any:
     return {"count": count, "results": [incident_dict(i) for i in rows]}
 
 
-@api.get("/incidents/{incident_id}", response=dict, summary="One incident, parsed")
+@router.get(
+    "/incidents/{incident_id}",
+    response={200: IncidentOut, **refusals(400, 401, 404)},
+    summary="One incident, parsed",
+)
 def get_incident(request: HttpRequest, incident_id: int) -> Any:
     incident = Incident.objects.filter(pk=incident_id, project=key_of(request).project).first()
     return incident_dict(incident) if incident else _not_found("incident", incident_id)
 
 
-class IssueFilters(Schema):
+class IssueQuery(Schema):
     status: Issue.Status | None = None
     service: str | None = None
     model_id: str | None = None
     error_type: str | None = None
-    since: Timestamp | None = None
-    limit: int = 50
-    offset: int = 0
+    since: Timestamp | None = Field(None, description="Last seen at or after this time.")
+    limit: int = Field(50, description=f"Page size, 1 to {MAX_PAGE} (others are clamped).")
+    offset: int = Field(0, description=f"Rows to skip; past {MAX_OFFSET:,} the page is empty.")
 
 
-@api.get("/issues", response=dict, summary="Issues, most recent activity first")
-def list_issues(request: HttpRequest, filters: Query[IssueFilters]) -> Any:
-    qs = Issue.objects.filter(project=key_of(request).project)
-    for field in ("status", "service", "model_id", "error_type"):
-        if (value := getattr(filters, field)) is not None:
-            qs = qs.filter(**{field: value})
-    if filters.since is not None:
-        qs = qs.filter(last_seen__gte=filters.since)
-    limit = max(1, min(filters.limit, 200))
-    offset = max(0, filters.offset)
-    rows = qs.order_by("-last_seen", "-pk")[offset : offset + limit]
-    return {"count": qs.count(), "results": [issue_dict(i) for i in rows]}
+@router.get(
+    "/issues",
+    response={200: IssuePage, **READ_REFUSALS},
+    summary="Issues, most recent activity first",
+)
+def list_issues(request: HttpRequest, filters: Query[IssueQuery]) -> Any:
+    count, rows = find_issues(key_of(request).project, IssueFilters(**filters.dict()))
+    return {"count": count, "results": [issue_dict(i) for i in rows]}
 
 
-@api.get("/issues/{issue_id}", response=dict, summary="One issue with its latest incidents")
+@router.get(
+    "/issues/{issue_id}",
+    response={200: IssueDetail, **refusals(400, 401, 404)},
+    summary="One issue with its latest incidents",
+)
 def get_issue(request: HttpRequest, issue_id: int) -> Any:
     issue = Issue.objects.filter(pk=issue_id, project=key_of(request).project).first()
     if issue is None:

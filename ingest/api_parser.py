@@ -1,13 +1,19 @@
-"""The JSON API's body parser: deep nesting is refused by path before ``json.loads`` runs."""
+"""The JSON API's body parser: what is not JSON is refused (415), deep nesting by path (400).
+
+django-ninja parses a body only for an operation that takes one, after it has matched the
+method (405 first) and the key (401); its parser's error becomes an ``HttpError(400)``
+whose ``__cause__`` is ours, which ``refusal_behind`` turns back into the right answer.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
 from ninja.parser import Parser
 
+from ingest.errors import error_response
 from ingest.json_depth import TooDeep, check_depth
 
 # django-ninja names the body parameter inside `loc` (see ingest/api.py's handlers).
@@ -17,15 +23,31 @@ _BODY_LOC: dict[str, list[str | int]] = {
 }
 
 
-class DepthLimitedParser(Parser):
-    """Raises ``TooDeep``; ninja wraps it in an ``HttpError`` whose ``__cause__`` it stays."""
+class NotJson(ValueError):
+    """A body sent as something other than `application/json`."""
+
+    def __init__(self, content_type: str) -> None:
+        super().__init__(
+            f"send JSON with 'Content-Type: application/json' (got {content_type or 'none'!r})"
+        )
+
+
+class JsonBodyParser(Parser):
+    """Raises ``NotJson`` or ``TooDeep`` before ``json.loads`` sees the body."""
 
     def parse_body(self, request: HttpRequest) -> Any:
+        content_type = (request.content_type or "").lower()
+        if content_type != "application/json":
+            raise NotJson(content_type)
         check_depth(request.body, _BODY_LOC.get(request.path, ["body"]))
         return json.loads(request.body)
 
 
-def too_deep_cause(exc: BaseException) -> TooDeep | None:
-    """The ``TooDeep`` behind ninja's 'Cannot parse request body', if that is what it was."""
+def refusal_behind(exc: BaseException) -> JsonResponse | None:
+    """The answer for a ``NotJson`` or ``TooDeep`` behind ninja's 'Cannot parse request body'."""
     cause = exc.__cause__
-    return cause if isinstance(cause, TooDeep) else None
+    if isinstance(cause, NotJson):
+        return error_response(415, ["header", "Content-Type"], str(cause))
+    if isinstance(cause, TooDeep):
+        return error_response(400, cause.loc, str(cause))
+    return None

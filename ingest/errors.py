@@ -1,4 +1,8 @@
-"""API errors users can act on: `{"detail": [{"loc": [...], "msg": ...}]}` with the right status."""
+"""API errors users can act on: `{"detail": [{"loc": [...], "msg": ...}]}` with the right status.
+
+One shape for every refusal of the JSON API (and of the Sentry endpoints): `ApiError` is
+that shape as a schema, so each operation's OpenAPI entry shows it per status code.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,29 @@ import re
 from typing import Any
 
 from django.http import JsonResponse
+from ninja import Schema
 
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # pydantic names union members inside `loc`; they mean nothing to a client.
 _TYPE_TAGS = {"str", "int", "float", "bool", "dict", "list", "none", "json", "datetime"}
+
+
+class ErrorItem(Schema):
+    """One problem: where it is (`["body", "incident", "service"]`, `["header", ...]`) and why."""
+
+    loc: list[str | int]
+    msg: str
+
+
+class ApiError(Schema):
+    """What every refused request answers: at most 50 problems, each with its path."""
+
+    detail: list[ErrorItem]
+
+
+def refusals(*codes: int) -> dict[int, type[ApiError]]:
+    """`response=` entries for the status codes an operation may refuse with."""
+    return dict.fromkeys(codes, ApiError)
 
 
 def clean_loc(loc: Any) -> list[str | int]:
@@ -28,7 +51,7 @@ def clean_loc(loc: Any) -> list[str | int]:
 
 def detail(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Deduplicate pydantic/ninja errors into `{loc, msg}` items (a union fails per member)."""
-    seen: dict[tuple, dict[str, Any]] = {}
+    seen: dict[tuple[str | int, ...], dict[str, Any]] = {}
     for err in errors:
         loc = clean_loc(err.get("loc", []))
         key = tuple(loc)
@@ -42,6 +65,7 @@ def detail(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def error_response(status: int, loc: list[str | int], msg: str, **headers: str) -> JsonResponse:
+    """An `ApiError` answer; `Retry_After="3"` becomes the header `Retry-After: 3`."""
     response = JsonResponse({"detail": [{"loc": loc, "msg": msg}]}, status=status)
     for name, value in headers.items():
         response[name.replace("_", "-")] = value

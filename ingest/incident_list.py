@@ -41,6 +41,11 @@ def find_incidents(project: Project, filters: IncidentFilters) -> tuple[int, Que
         qs = qs.filter(issue_id=filters.issue_id)
     if filters.since is not None:
         qs = qs.filter(received_at__gte=filters.since)
-    limit = max(1, min(filters.limit, MAX_PAGE))
-    offset = max(0, min(filters.offset, MAX_OFFSET))
-    return qs.count(), qs.order_by("-received_at", "-pk")[offset : offset + limit]
+    offset, end = page_bounds(filters.limit, filters.offset)
+    return qs.count(), qs.order_by("-received_at", "-pk")[offset:end]
+
+
+def page_bounds(limit: int, offset: int) -> tuple[int, int]:
+    """[start, end) of a page: 1 to 200 rows; an offset past any table is an empty page."""
+    offset = max(0, min(offset, MAX_OFFSET))
+    return offset, offset + max(1, min(limit, MAX_PAGE))

@@ -1,27 +1,31 @@
-"""Refuse oversized and wrongly typed bodies before anything parses them (413, 415)."""
+"""The API's edges before and after django-ninja: oversized bodies (413), wrong methods (405).
+
+A body's size is refused here, before anything reads it. Its type is checked by the
+API's parser (``ingest/api_parser.py``, 415), which runs only once the method and path
+are known to take a body, so a PUT to a read-only path is a 405 whatever it sends.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 
 from ingest.errors import error_response
 
 JSON_PATHS = ("/api/v1/",)
 BATCH_PATH = "/api/v1/incidents/batch"
-SENTRY_MARKERS = ("/envelope/", "/store/")
 OVER_LIMIT = "rca.body_over_limit"  # set by ingest.request_body on a chunked body cut short
 
 
 def body_limit(path: str) -> int:
     """The most bytes a request body to ``path`` may have as sent."""
     if path == BATCH_PATH:
-        return settings.RCA_MAX_BATCH_BODY_BYTES
+        return int(settings.RCA_MAX_BATCH_BODY_BYTES)
     if path.endswith("/envelope/") and not path.startswith(JSON_PATHS):
-        return settings.RCA_SENTRY_MAX_ENVELOPE_BYTES
-    return settings.RCA_MAX_BODY_BYTES
+        return int(settings.RCA_SENTRY_MAX_ENVELOPE_BYTES)
+    return int(settings.RCA_MAX_BODY_BYTES)
 
 
 class IngestLimitsMiddleware:
@@ -35,7 +39,10 @@ class IngestLimitsMiddleware:
             refused = self._check(request)
             if refused is not None:
                 return refused
-        return self.get_response(request)
+        response = self.get_response(request)
+        if isinstance(response, HttpResponseNotAllowed) and request.path.startswith(JSON_PATHS):
+            return _method_not_allowed(request, response["Allow"])
+        return response
 
     @staticmethod
     def _check(request: HttpRequest) -> HttpResponse | None:
@@ -50,16 +57,12 @@ class IngestLimitsMiddleware:
             return error_response(
                 413, ["body"], f"body is {length} bytes; the limit is {limit} bytes"
             )
-        is_sentry = any(marker in request.path for marker in SENTRY_MARKERS)
-        content_type = (request.content_type or "").lower()
-        if (
-            request.path.startswith(JSON_PATHS)
-            and not is_sentry
-            and content_type != "application/json"
-        ):
-            return error_response(
-                415,
-                ["header", "Content-Type"],
-                f"send JSON with 'Content-Type: application/json' (got {content_type or 'none'!r})",
-            )
         return None
+
+
+def _method_not_allowed(request: HttpRequest, allow: str) -> HttpResponse:
+    """django-ninja's plain-text 405 as the API's JSON error, keeping its `Allow` header."""
+    methods = ", ".join(sorted(m.strip() for m in allow.split(",") if m.strip()))
+    return error_response(
+        405, ["method"], f"{request.method} is not allowed here; use {methods}", Allow=methods
+    )

@@ -1,15 +1,73 @@
 """What the JSON API answers, as schemas: the OpenAPI document shows real fields.
 
-They mirror ``ingest/serializers.py`` (the one place that shapes the dicts); a test
-checks an answer against these schemas, so the two cannot drift apart unnoticed.
+They mirror ``ingest/serializers.py`` (the one place that shapes the dicts) and
+``ingest/batch.py``; every answer passes through its schema on the way out, and the
+schemathesis test checks answers against the published document, so the two cannot
+drift apart unnoticed.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from django.db.models import TextChoices
 from ninja import Schema
+from pydantic import Field, WithJsonSchema
+from pydantic.config import JsonDict, JsonValue
+
+from ingest.errors import ErrorItem
+from ingest.models import Incident, Issue
+
+#: A time as the serializers write it (`datetime.isoformat()`, full precision, with its
+#: UTC offset), passed through as written rather than re-rendered.
+IsoTime = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+
+
+def one_of(choices: type[TextChoices]) -> JsonDict:
+    """`json_schema_extra` listing a model field's choices (its value is sent as a string)."""
+    values: list[JsonValue] = [*choices.values]
+    return {"enum": values}
+
+
+class IncidentAccepted(Schema):
+    """A stored incident (202) or a retry of one already stored under its event id (200)."""
+
+    incident_id: int
+    issue_id: int
+    event_id: str
+    url: str
+    duplicate: bool
+
+
+class BatchItemStored(Schema):
+    index: int
+    status: int  # 202 stored now, 200 stored before
+    incident_id: int
+    issue_id: int
+    event_id: str
+    url: str
+    duplicate: bool
+
+
+class BatchItemRefused(Schema):
+    index: int
+    status: int  # 400
+    detail: list[ErrorItem]
+
+
+class BatchAccepted(Schema):
+    """Per-item outcomes, in the order sent; `results[i]` answers `incidents[i]`."""
+
+    accepted: int
+    duplicates: int
+    rejected: int
+    results: list[BatchItemStored | BatchItemRefused]
+
+
+class BatchRefused(BatchAccepted):
+    """No item was valid: every item's problems, and all of them again in `detail`."""
+
+    detail: list[ErrorItem]
 
 
 class IncidentOut(Schema):
@@ -19,8 +77,8 @@ class IncidentOut(Schema):
     source: str
     service: str
     environment: str
-    occurred_at: datetime
-    received_at: datetime
+    occurred_at: IsoTime
+    received_at: IsoTime
     error_type: str
     message: str
     exceptions: list[dict[str, Any]]
@@ -31,7 +89,7 @@ class IncidentOut(Schema):
     resource_impact: dict[str, Any]
     tags: dict[str, Any]
     fingerprint: str
-    analysis_status: str
+    analysis_status: str = Field(json_schema_extra=one_of(Incident.Analysis))
     url: str
 
 
@@ -40,3 +98,30 @@ class IncidentPage(Schema):
 
     count: int
     results: list[IncidentOut]
+
+
+class IssueOut(Schema):
+    id: int
+    title: str
+    error_type: str
+    culprit: str
+    service: str
+    model_id: str
+    status: str = Field(json_schema_extra=one_of(Issue.Status))
+    first_seen: IsoTime
+    last_seen: IsoTime
+    occurrence_count: int
+    url: str
+
+
+class IssueDetail(IssueOut):
+    """An issue and its 20 latest incidents, newest first."""
+
+    incidents: list[IncidentOut]
+
+
+class IssuePage(Schema):
+    """One page of issues, most recent activity first, and how many match in all."""
+
+    count: int
+    results: list[IssueOut]

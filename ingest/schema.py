@@ -153,11 +153,3 @@ class BatchIn(BaseModel):
     """Many incidents in one request, each checked on its own: a bad one refuses only itself."""
 
     incidents: Annotated[list[Any], Field(min_length=1), _DocumentedAsIncidents]
-
-
-class IncidentAccepted(BaseModel):
-    incident_id: int
-    issue_id: int
-    event_id: str
-    url: str
-    duplicate: bool = False

@@ -1,7 +1,9 @@
-"""Analysis answers in the JSON API (mounted on ingest's API by webapp/urls.py). Thin handlers.
+"""rca's part of the JSON API: analysis answers. Thin handlers.
 
-An incident whose signals matched an earlier occurrence reuses its issue's analysis, so
-the incident endpoint falls back to the issue's latest one and says so (`reused`).
+A router that ``webapp/api.py`` mounts on the one API (authenticated there with
+``ingest.auth.ApiKeyAuth``). An incident whose signals matched an earlier occurrence
+reuses its issue's analysis, so the incident endpoint falls back to the issue's latest
+one and says so (`reused`).
 """
 
 from __future__ import annotations
@@ -11,11 +13,18 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from ingest.api import key_of
-from ingest.errors import error_response
+from ingest.auth import key_of
+from ingest.errors import error_response, refusals
 from ingest.models import Incident, Issue
 from rca.models import Analysis
-from rca.serializers import analysis_dict, attempts_dict, status_counts
+from rca.schemas import (
+    IncidentAnalysis,
+    IssueAnalysis,
+    StatusCounts,
+    analysis_out,
+    incident_analysis_out,
+    status_counts,
+)
 
 router = Router(tags=["analysis"])
 
@@ -29,7 +38,11 @@ def _latest(**filters: Any) -> Analysis | None:
     )
 
 
-@router.get("/incidents/{incident_id}/analysis", response=dict, summary="Its analysis")
+@router.get(
+    "/incidents/{incident_id}/analysis",
+    response={200: IncidentAnalysis, **refusals(400, 401, 404)},
+    summary="Its analysis",
+)
 def incident_analysis(request: HttpRequest, incident_id: int) -> Any:
     incident = Incident.objects.filter(pk=incident_id, project=key_of(request).project).first()
     if incident is None:
@@ -40,25 +53,27 @@ def incident_analysis(request: HttpRequest, incident_id: int) -> Any:
         if incident.analysis_status == Incident.Analysis.DONE
         else None
     )
-    return {
-        "incident_id": incident.pk,
-        "analysis_status": incident.analysis_status,
-        **attempts_dict(incident),
-        "reused": own is None and shown is not None,
-        "analysis": analysis_dict(shown) if shown else None,
-    }
+    return incident_analysis_out(incident, shown, reused=own is None and shown is not None)
 
 
-@router.get("/issues/{issue_id}/analysis", response=dict, summary="The issue's latest analysis")
+@router.get(
+    "/issues/{issue_id}/analysis",
+    response={200: IssueAnalysis, **refusals(400, 401, 404)},
+    summary="The issue's latest analysis",
+)
 def issue_analysis(request: HttpRequest, issue_id: int) -> Any:
     issue = Issue.objects.filter(pk=issue_id, project=key_of(request).project).first()
     if issue is None:
         return error_response(404, ["path", "issue_id"], f"no issue {issue_id} here")
     latest = _latest(issue=issue)
-    return {"issue_id": issue.pk, "analysis": analysis_dict(latest) if latest else None}
+    return IssueAnalysis(issue_id=issue.pk, analysis=analysis_out(latest) if latest else None)
 
 
-@router.get("/analyses/status", response=dict, summary="How many incidents are in each state")
+@router.get(
+    "/analyses/status",
+    response={200: StatusCounts, **refusals(401)},
+    summary="How many incidents are in each state",
+)
 def analyses_status(request: HttpRequest) -> Any:
     """The project's incidents by analysis state: `failed` counts poison incidents."""
     return status_counts(key_of(request).project)

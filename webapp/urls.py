@@ -4,12 +4,8 @@ from django.contrib import admin
 from django.urls import path
 
 from ingest import views as sentry_views
-from ingest.api import api
-from rca.api import router as analysis_router
+from webapp.api import api
 from webapp.views import analysis, auth, health, issues, project_settings, runbooks, timeline
-
-# ingest owns the API object; analysis answers are rca's, mounted here (webapp -> rca -> ingest).
-api.add_router("/", analysis_router)
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),

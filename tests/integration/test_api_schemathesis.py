@@ -1,4 +1,5 @@
-"""Every `/api/v1` operation, fuzzed from its own OpenAPI document: never a 5xx.
+"""Every `/api/v1` operation, fuzzed from its own OpenAPI document: never a 5xx, and every
+answer is one the document declares (status code, content type, headers, body schema).
 
 schemathesis reads the schema the app serves at `/api/v1/openapi.json`, generates valid
 and invalid requests for each operation (bodies, path and query parameters, headers) and
@@ -16,7 +17,12 @@ import requests
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import response_schema_conformance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from ingest.models import Incident
 from tests.support.factories import project_with_key, shape_error
@@ -56,7 +62,13 @@ def test_no_api_operation_answers_with_a_server_error(case, live_server, tenant)
     case.call_and_validate(
         base_url=live_server.url,
         headers=tenant.auth,
-        checks=[not_a_server_error, response_schema_conformance],
+        checks=[
+            not_a_server_error,
+            status_code_conformance,
+            content_type_conformance,
+            response_headers_conformance,
+            response_schema_conformance,
+        ],
         timeout=30,
     )
 

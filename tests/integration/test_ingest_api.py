@@ -247,6 +247,30 @@ def test_oversized_body_is_413_and_wrong_content_type_is_415(live_server, tenant
     assert compressed.status_code == 415
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PUT", "/api/v1/issues", "GET"),
+        ("DELETE", "/api/v1/incidents/1", "GET"),
+        ("POST", "/api/v1/analyses/status", "GET"),
+        ("GET", "/api/v1/incidents/batch", "POST"),
+    ],
+)
+def test_a_method_the_path_does_not_take_is_a_json_405_naming_the_allowed_ones(
+    live_server, tenant, method, path, allow
+):
+    """Whatever the body's type and whether a key was sent: the method is wrong first."""
+    resp = requests.request(
+        method, f"{live_server.url}{path}", data="x=1", timeout=5,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )  # fmt: skip
+    assert resp.status_code == 405, resp.text
+    assert resp.headers["Allow"] == allow
+    assert resp.json()["detail"] == [
+        {"loc": ["method"], "msg": f"{method} is not allowed here; use {allow}"}
+    ]
+
+
 def test_rate_limit_is_429_with_retry_after(live_server, tenant, settings):
     settings.RCA_RATE_LIMIT_PER_MINUTE = 6  # one token every 10 s
     settings.RCA_RATE_LIMIT_BURST = 3
@@ -256,6 +280,25 @@ def test_rate_limit_is_429_with_retry_after(live_server, tenant, settings):
     assert limited.status_code == 429
     assert 1 <= int(limited.headers["Retry-After"]) <= 10
     assert Incident.objects.count() == 3
+
+
+def test_every_operation_documents_its_answer_and_its_refusals_with_fields(live_server):
+    """`/api/v1/docs` shows fields for each answer, and the one error shape for each refusal."""
+    spec = requests.get(f"{live_server.url}/api/v1/openapi.json", timeout=5).json()
+    schemas = spec["components"]["schemas"]
+    assert set(schemas["ApiError"]["required"]) == {"detail"}
+    operations = [op for path in spec["paths"].values() for op in path.values()]
+    assert len(operations) >= 9
+    for op in operations:
+        responses = op["responses"]
+        assert "401" in responses, op["operationId"]
+        for status, answer in responses.items():
+            body = answer["content"]["application/json"]["schema"]
+            refs = [body.get("$ref")] if "$ref" in body else [b["$ref"] for b in body["anyOf"]]
+            for ref in refs:
+                assert schemas[ref.rsplit("/", 1)[1]]["properties"], (op["operationId"], status)
+            if status.startswith("4") and status != "400":
+                assert refs == ["#/components/schemas/ApiError"], (op["operationId"], status)
 
 
 def test_openapi_and_docs_are_served(live_server):
@@ -304,3 +347,31 @@ def test_nan_and_infinity_are_kept_as_text(live_server, tenant):
     assert incident.tags == {"loss": "NaN", "grad_norm": "Infinity"}
     assert incident.inference_context["lr_scale"] == "-Infinity"
     assert incident.resource_impact == {"memory_delta_mb": "NaN"}
+
+
+@pytest.mark.parametrize(
+    ("params", "count", "shown"),
+    [({"offset": 2**63}, 1, 0), ({"offset": 10**20}, 1, 0), ({"limit": 10**30}, 1, 1),
+     ({"model_id": "\x00"}, 0, 0), ({"error_type": "Runtime\x00Error"}, 0, 0),
+     ({"service": "ranker\x00"}, 0, 0)],
+)  # fmt: skip
+def test_odd_issue_queries_answer_a_page_not_a_500(live_server, tenant, params, count, shown):
+    """As for incidents: an offset past any table is an empty page, a NUL matches as stored."""
+    assert post(live_server, tenant, shape_error(4)).status_code == 202
+    resp = requests.get(
+        f"{live_server.url}/api/v1/issues", params=params, headers=tenant.auth, timeout=10
+    )
+    assert resp.status_code == 200, resp.text
+    assert (resp.json()["count"], len(resp.json()["results"])) == (count, shown)
+
+
+def test_an_issue_stored_with_a_nul_in_its_service_is_found_by_the_same_name(live_server, tenant):
+    resp = post_raw(live_server, tenant, '{"service": "ranker\\u0000eu", "message": "boom"}')
+    assert resp.status_code == 202, resp.text
+    issues = requests.get(
+        f"{live_server.url}/api/v1/issues",
+        params={"service": "ranker\x00eu"},
+        headers=tenant.auth,
+        timeout=10,
+    ).json()
+    assert [issue["id"] for issue in issues["results"]] == [resp.json()["issue_id"]]

@@ -1,0 +1,46 @@
+"""The one JSON API, `/api/v1/`: each app's router mounted here, one key authentication.
+
+ingest owns incidents and issues (``ingest/api.py``), rca owns analyses (``rca/api.py``);
+webapp is the layer that may know both. Every operation is authenticated with
+``ingest.auth.ApiKeyAuth`` and every refusal is an ``ingest.errors.ApiError``; the
+documents are served at ``/api/v1/docs`` and ``/api/v1/openapi.json``.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from ingest.api import router as ingest_router
+from ingest.api_parser import JsonBodyParser, refusal_behind
+from ingest.auth import ApiKeyAuth, unauthorised
+from ingest.errors import detail, error_response
+from rca.api import router as analysis_router
+
+api = NinjaAPI(
+    title="Rootcause API",
+    version="1",
+    urls_namespace="api_v1",
+    auth=ApiKeyAuth(),
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+    parser=JsonBodyParser(),
+)
+api.add_router("/", ingest_router)
+api.add_router("/", analysis_router)
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request: HttpRequest, exc: ValidationError) -> JsonResponse:
+    return JsonResponse({"detail": detail(exc.errors)}, status=400)
+
+
+api.exception_handler(AuthenticationError)(unauthorised)
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> JsonResponse:
+    if (refusal := refusal_behind(exc)) is not None:
+        return refusal
+    return error_response(exc.status_code, [], str(exc))
