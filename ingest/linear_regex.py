@@ -31,7 +31,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-import re2  # type: ignore[import-untyped]
+import re2
 
 MAX_MEM = 8 << 20
 """Bytes of automaton memory per pattern (RE2's default); 8 MiB keeps ~100 patterns < 1 GiB."""

@@ -7,6 +7,7 @@ demote rejected runbook/incident pairs.
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
@@ -19,8 +20,23 @@ class DecisionError(ValueError):
     """The verdict cannot be recorded as given; the message says what to change."""
 
 
-def decide(suggestion: Suggestion, user, verdict: str, note: str = "") -> Decision:
-    """Record `verdict` ("accepted" | "rejected") by `user`; rejecting needs a note."""
+def decide(
+    suggestion: Suggestion,
+    user: User | AnonymousUser | None,
+    verdict: str,
+    note: str = "",
+    *,
+    actor: str = "",
+) -> Decision:
+    """Record `verdict` ("accepted" | "rejected") by `user`; rejecting needs a note.
+
+    `user` is the request's user: views let only signed-in members through, and a
+    signed-out one is refused here too rather than failing on the row's foreign key.
+    The API and Slack decide with no user but an `actor` saying who (a key, a Slack
+    user); the same rules apply to them.
+    """
+    if not isinstance(user, User) and not actor:
+        raise DecisionError("sign in to accept or reject a suggestion")
     note = (note or "").strip()
     if verdict not in Decision.Verdict.values:
         raise DecisionError("choose accept or reject")
@@ -32,7 +48,11 @@ def decide(suggestion: Suggestion, user, verdict: str, note: str = "") -> Decisi
     with transaction.atomic():
         Suggestion.objects.filter(pk=suggestion.pk).update(status=verdict, decided_at=now)
         decision = Decision.objects.create(
-            suggestion=suggestion, user=user, verdict=verdict, note=note
+            suggestion=suggestion,
+            user=user if isinstance(user, User) else None,
+            actor=actor[:200],
+            verdict=verdict,
+            note=note,
         )
     suggestion.status = verdict
     suggestion.decided_at = now

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -20,14 +19,6 @@ from rca.models import Notification
 
 MAX_KEY_NAME = 100
 RECENT_NOTIFICATIONS = 10
-
-
-def mask_url(url: str) -> str:
-    """Enough of a webhook URL to recognise it, not enough to post to it."""
-    if not url:
-        return ""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}/…{url[-4:]}"
 
 
 @dataclass(frozen=True)
@@ -59,6 +50,8 @@ def _key_rows(project: Project, show_secrets: bool) -> list[KeyRow]:
 def settings_context(project: Project, *, show_secrets: bool) -> dict[str, Any]:
     """What the settings page shows. Viewers (`show_secrets=False`) get no key material:
     no key prefixes, no DSN (its public key lets anyone send events), no webhook URL."""
+    from rca.notify.slack import mask_url
+
     return {
         "project": project,
         "show_secrets": show_secrets,

@@ -87,7 +87,7 @@ def make_frame(
     )
 
 
-def _first(item: dict, *keys: str) -> Any:
+def _first(item: dict[str, Any], *keys: str) -> Any:
     for key in keys:
         if key in item and item[key] is not None:
             return item[key]

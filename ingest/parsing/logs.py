@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, TypedDict
 
 from ingest.linear_regex import compile as linear
+from ingest.parsing.log_levels import TEXT_LEVELS, canonical_level
 
 MAX_ENTRIES = 500
 MAX_MESSAGE = 2000
@@ -36,18 +37,6 @@ _MESSAGE_KEYS = ("message", "msg", "event", "text", "log", "body")
 _TRACE_KEYS = ("trace_id", "traceId", "trace-id", "traceID", "otelTraceID", "request_id")
 _CODE_KEYS = ("error_code", "errorCode", "error-code", "code", "err_code")
 
-_LEVEL_ALIASES = {
-    "WARN": "WARNING",
-    "ERR": "ERROR",
-    "CRIT": "CRITICAL",
-    "EMERG": "CRITICAL",
-    "ALERT": "CRITICAL",
-    "SEVERE": "ERROR",
-    "FINE": "DEBUG",
-    "NOTICE": "INFO",
-    "INFORMATION": "INFO",
-}
-_LEVELS = "CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG|TRACE|NOTICE|SEVERE"
 
 _ISO_TS = (
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?"
@@ -56,11 +45,11 @@ _ISO_TS = (
 _CLOCK = r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
 _LEADING_TS = linear(rf"^\s*\[?(?P<ts>{_ISO_TS}|{_CLOCK})\]?[\s|:-]*")
 _LEADING_LEVEL = linear(
-    rf"^\s*[\[(<]?(?P<level>{_LEVELS})[\])>]?(?:\s*[:|-]\s*|\s+|$)", ignore_case=True
+    rf"^\s*[\[(<]?(?P<level>{TEXT_LEVELS})[\])>]?(?:\s*[:|-]\s*|\s+|$)", ignore_case=True
 )
 # RE2 has no lookaround: the character after the level is consumed instead of looked at,
 # which finds the same first match (only ``search`` is used, and only the group is read).
-_ANY_LEVEL = linear(rf"(?:^|[\s\[(|])(?P<level>{_LEVELS})(?:[\s\]):|]|$)")
+_ANY_LEVEL = linear(rf"(?:^|[\s\[(|])(?P<level>{TEXT_LEVELS})(?:[\s\]):|]|$)")
 _LEVEL_PAIR = linear(r"\b(?:level|severity|lvl)=\"?(?P<level>[A-Za-z]+)", ignore_case=True)
 # A key starts a run of [\w.-] (it was a lookbehind). RE2 has none, so the second branch
 # consumes every run that is not a key: matches then only ever start where a run starts,
@@ -88,7 +77,7 @@ def _normalise_level(value: Any) -> str | None:
     text = str(value).strip().upper()[:20]
     if not text:
         return None
-    return _LEVEL_ALIASES.get(text, text)
+    return canonical_level(text)
 
 
 def _normalise_ts(value: Any) -> str | None:
@@ -126,7 +115,7 @@ def _short(value: Any) -> Any:
         return str(value)[:MAX_VALUE]
 
 
-def _pick(item: dict, keys: tuple[str, ...]) -> tuple[str | None, Any]:
+def _pick(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[str | None, Any]:
     for key in keys:
         if key in item and item[key] not in (None, ""):
             return key, item[key]
@@ -140,7 +129,7 @@ def _text_or_none(value: Any) -> str | None:
     return text or None
 
 
-def entry_from_dict(item: dict) -> LogEntry:
+def entry_from_dict(item: dict[str, Any]) -> LogEntry:
     """Read a structured log record, keeping the keys we do not know in ``extra``."""
     used: set[str] = set()
     picked: dict[str, Any] = {}

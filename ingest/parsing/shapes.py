@@ -8,7 +8,7 @@ meaning is unambiguous (see ``shared/eval/README.md`` for the expected/actual co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from ingest.linear_regex import compile as linear
 
@@ -50,11 +50,11 @@ def parse_dims(text: Any) -> list[int | None] | None:
         dim = _coerce_dim(token)
         if dim is False:
             return None
-        dims.append(dim)  # type: ignore[arg-type]
+        dims.append(dim)
     return dims
 
 
-def _coerce_dim(value: Any) -> int | None | bool:
+def _coerce_dim(value: Any) -> int | None | Literal[False]:
     """Return the dimension, None when unknown, or False when the value is not a dimension."""
     if value is None:
         return None
@@ -83,7 +83,7 @@ def _coerce_list(values: Any) -> list[int | None] | None:
         dim = _coerce_dim(value)
         if dim is False:
             return None
-        dims.append(dim)  # type: ignore[arg-type]
+        dims.append(dim)
     return dims
 
 

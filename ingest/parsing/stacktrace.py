@@ -6,6 +6,8 @@ empty list and the incident is still stored, grouped by its message instead.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import ParsedException, frames_from_json
 from ingest.parsing.java_stacktrace import parse_java_stacktrace
@@ -23,7 +25,7 @@ def looks_like_java(text: str) -> bool:
     return java > 0 and java > len(_PYTHON_FRAME.findall(text))
 
 
-def parse_stacktrace(value: str | list | None) -> list[ParsedException]:
+def parse_stacktrace(value: str | list[Any] | None) -> list[ParsedException]:
     """Parse a stack trace given as text (Python or JVM) or as a list of frame objects.
 
     A list of frames carries no exception type or message (those come with the incident),

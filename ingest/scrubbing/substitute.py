@@ -56,7 +56,7 @@ class ByteMatch:
 def _engine(pattern: LinearPattern) -> object:
     # The compiled RE2 object inside linear_regex's wrapper and google-re2's own wrapper.
     # Both are private; tests/unit/test_scrubbing.py checks the result against .sub().
-    return pattern._regexp._regexp  # type: ignore[attr-defined]
+    return pattern._regexp._regexp
 
 
 Replace = Callable[[ByteMatch], str]

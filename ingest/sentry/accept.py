@@ -12,7 +12,7 @@ they are acknowledged and not stored, as the envelope endpoint does with their i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ingest.schema import IncidentIn
 from ingest.sentry.mapping import event_to_incident
@@ -32,10 +32,17 @@ NOT_AN_EVENT = (
 )
 
 
+class RejectedEvent(TypedDict):
+    """An event item that was not stored (its index in the request) and why."""
+
+    item: int
+    msg: str
+
+
 @dataclass
 class Accepted:
     payloads: list[dict[str, Any]] = field(default_factory=list)
-    rejected: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[RejectedEvent] = field(default_factory=list)
     transactions: int = 0
 
 

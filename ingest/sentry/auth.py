@@ -58,7 +58,7 @@ def _key_from_dsn(dsn: Any) -> str | None:
 def public_key_from_request(
     headers: Mapping[str, str],
     query: Mapping[str, str],
-    envelope_header: dict | None,
+    envelope_header: dict[str, Any] | None,
 ) -> str | None:
     """Return the project's public key from whichever place the SDK put it, or None."""
     for name in _AUTH_HEADERS:

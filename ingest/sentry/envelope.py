@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from ingest import content_encoding
 from ingest.json_depth import TooDeep, check_depth
@@ -68,7 +68,7 @@ def _json(raw: bytes, what: str, loc: list[str | int] | None = None) -> Any:
     return load_json(raw, what, loc if loc is not None else ["body"])
 
 
-def _item_length(header: dict, index: int) -> int | None:
+def _item_length(header: dict[str, Any], index: int) -> int | None:
     length = header.get("length")
     if length is None:
         return None
@@ -78,12 +78,12 @@ def _item_length(header: dict, index: int) -> int | None:
 
 
 class Item(NamedTuple):
-    header: dict
+    header: dict[str, Any]  # a JSON object: ``type`` and ``length`` are the keys we read
     payload: bytes
     position: int  # index in the envelope, dropped items counted
 
 
-def _header_line(data: bytes) -> tuple[dict, int]:
+def _header_line(data: bytes) -> tuple[dict[str, Any], int]:
     """The envelope header and where its line ends; a header line is small (Relay's are)."""
     end = data.find(b"\n", 0, MAX_HEADER_BYTES + 1)
     if end < 0:
@@ -101,19 +101,27 @@ def _header_line(data: bytes) -> tuple[dict, int]:
     return header, end
 
 
-def read_header(data: bytes) -> dict:
+def read_header(data: bytes) -> dict[str, Any]:
     """Only the envelope header (where the DSN may be), read before the key is checked:
     the items are parsed once the key is known to be good."""
     return _header_line(bytes(data))[0]
+
+
+class DroppedItem(TypedDict):
+    """An item left out for its size, as the 200 answer and the log list it."""
+
+    item: int
+    type: str
+    msg: str
 
 
 @dataclass
 class Envelope:
     """An envelope split into items; ``dropped`` lists the items over their size limit."""
 
-    header: dict
+    header: dict[str, Any]
     items: list[Item] = field(default_factory=list)
-    dropped: list[dict] = field(default_factory=list)
+    dropped: list[DroppedItem] = field(default_factory=list)
 
 
 def read_envelope(data: bytes, max_item_bytes: int | None = None) -> Envelope:
@@ -175,13 +183,13 @@ def read_envelope(data: bytes, max_item_bytes: int | None = None) -> Envelope:
     return envelope
 
 
-def parse_envelope(data: bytes) -> tuple[dict, list[tuple[dict, bytes]]]:
+def parse_envelope(data: bytes) -> tuple[dict[str, Any], list[tuple[dict[str, Any], bytes]]]:
     """``read_envelope`` without item limits, as ``(header, items)``."""
     envelope = read_envelope(data)
     return envelope.header, [(item.header, item.payload) for item in envelope.items]
 
 
-def events_from_envelope(data: bytes) -> list[dict]:
+def events_from_envelope(data: bytes) -> list[dict[str, Any]]:
     """Return the error events in an envelope; sessions, transactions, attachments,
     client reports and any type we do not know are skipped, as a newer SDK may send them.
     """

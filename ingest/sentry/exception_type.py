@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ingest.sentry.values import as_dict, text
+from ingest.sentry.values import JsonObject, as_dict, text
 
 MAX_SHORT = 255
 # Python's traceback prints these types without their module; so do we.
@@ -30,7 +30,7 @@ _OTHER_PLATFORMS = {
 _DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 
-def _from_mechanism(exception: dict) -> str:
+def _from_mechanism(exception: JsonObject) -> str:
     meta = as_dict(as_dict(exception.get("mechanism")).get("meta"))
     for key, field in (("signal", "name"), ("mach_exception", "name"), ("ns_error", "domain")):
         if name := text(as_dict(meta.get(key)).get(field)).strip():
@@ -50,7 +50,7 @@ def _joins_module(name: str, module: str, platform: str) -> bool:
     return not name.startswith(module + ".")
 
 
-def exception_type(exception: dict, platform: str) -> tuple[str, str]:
+def exception_type(exception: JsonObject, platform: str) -> tuple[str, str]:
     """(type, module) of one entry of ``exception.values``; either may be ""."""
     name = text(exception.get("type")).strip() or _from_mechanism(exception)
     module = text(exception.get("module")).strip()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ingest.sentry.values import as_repr, text
+from ingest.sentry.values import JsonObject, as_repr, text
 
 MAX_MESSAGE = 65_536
 # One placeholder each; bounded widths keep "%999999999s" from building huge strings.
@@ -109,7 +109,7 @@ def _entry_text(entry: Any) -> str:
     return format_template(template, entry.get("params")) or template
 
 
-def event_message(event: dict) -> str:
+def event_message(event: JsonObject) -> str:
     """What the event says in words, outside its exceptions: logentry first, then message."""
     for candidate in (event.get("logentry"), event.get("message")):
         found = _entry_text(candidate)
@@ -118,7 +118,7 @@ def event_message(event: dict) -> str:
     return ""
 
 
-def event_template(event: dict) -> str:
+def event_template(event: JsonObject) -> str:
     """The template of a log message whose shown text differs from it; "" otherwise.
 
     Sentry groups message events by this template ("Error in %s"), not by the filled text,

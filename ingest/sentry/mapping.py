@@ -13,14 +13,14 @@ through validation and secret scrubbing (frame ``vars`` especially) afterwards.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ingest.event_ids import normalise_event_id
 from ingest.parsing.frames import MAX_FRAMES, make_frame
 from ingest.sentry.exception_type import exception_type
 from ingest.sentry.logentry import event_message, event_template
 from ingest.sentry.ml_context import inference_context, resource_impact
-from ingest.sentry.values import as_dict, as_repr, count, first, iso_time, text
+from ingest.sentry.values import JsonObject, as_dict, as_repr, count, first, iso_time, text
 
 # Bounds of ingest/schema.py: a value past them would make the whole event a 400, so we
 # cut or drop it here instead.
@@ -38,10 +38,24 @@ _EVENT_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _RELATIONS = {"__cause__": "cause", "__context__": "context", "": "cause"}
 
 
+class SentryException(TypedDict):
+    """One entry of the ``stacktrace`` chain we send on: the schema's exception object.
+
+    Frames stay plain dicts because a Sentry frame may carry ``vars``, which the schema
+    accepts and scrubs but ``Frame`` has no field for.
+    """
+
+    type: str
+    message: str
+    frames: list[dict[str, Any]]
+    relation: str | None
+    module: NotRequired[str]
+
+
 def _tags(value: Any) -> dict[str, str]:
     """Tags arrive as ``{"k": "v"}`` or ``[["k", "v"], ...]``; we keep a flat str->str."""
     if isinstance(value, dict):
-        pairs: list | tuple = list(value.items())
+        pairs: list[Any] | tuple[Any, ...] = list(value.items())
     elif isinstance(value, (list, tuple)):
         pairs = value
     else:
@@ -56,7 +70,7 @@ def _tags(value: Any) -> dict[str, str]:
     return tags
 
 
-def _sentry_tags(event: dict) -> dict[str, str]:
+def _sentry_tags(event: JsonObject) -> dict[str, str]:
     """Where the event came from, as tags: the schema has no columns for these."""
     sdk = as_dict(event.get("sdk"))
     found = {
@@ -81,7 +95,7 @@ def _merge_tags(tags: dict[str, str], sentry_tags: dict[str, str]) -> dict[str, 
     return merged
 
 
-def _frame(raw: dict) -> dict[str, Any]:
+def _frame(raw: JsonObject) -> dict[str, Any]:
     lineno = count(raw.get("lineno"))
     frame: dict[str, Any] = dict(
         make_frame(
@@ -113,7 +127,7 @@ def _frames(stacktrace: Any) -> list[dict[str, Any]]:
     return [_frame(f) for f in raw]
 
 
-def _relation(previous: dict) -> str | None:
+def _relation(previous: JsonObject) -> str | None:
     """How an exception follows the one before it (oldest first).
 
     sentry-sdk only names the link (``mechanism.source``) for exception groups; a plain
@@ -123,13 +137,13 @@ def _relation(previous: dict) -> str | None:
     return _RELATIONS.get(text(as_dict(previous.get("mechanism")).get("source")))
 
 
-def _threads(event: dict) -> list[dict]:
+def _threads(event: JsonObject) -> list[JsonObject]:
     threads = event.get("threads")
     values = threads.get("values") if isinstance(threads, dict) else threads
     return [t for t in values if isinstance(t, dict)] if isinstance(values, list) else []
 
 
-def _crashed_thread_frames(event: dict, thread_id: Any) -> list[dict[str, Any]]:
+def _crashed_thread_frames(event: JsonObject, thread_id: Any) -> list[dict[str, Any]]:
     """A native or mobile crash sends its stack with the thread, not with the exception."""
     threads = [t for t in _threads(event) if isinstance(t.get("stacktrace"), dict)]
     for wanted in (
@@ -142,7 +156,7 @@ def _crashed_thread_frames(event: dict, thread_id: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _exceptions(event: dict) -> list[dict[str, Any]]:
+def _exceptions(event: JsonObject) -> list[SentryException]:
     """ParsedException-like dicts, oldest first, as Sentry orders ``exception.values``."""
     container = event.get("exception")
     values = container.get("values") if isinstance(container, dict) else container
@@ -150,10 +164,10 @@ def _exceptions(event: dict) -> list[dict[str, Any]]:
         return []
     values = [v for v in values if isinstance(v, dict)][-MAX_EXCEPTIONS:]
     platform = text(event.get("platform"))
-    chain = []
+    chain: list[SentryException] = []
     for index, exception in enumerate(values):
         name, module = exception_type(exception, platform)
-        entry: dict[str, Any] = {
+        entry: SentryException = {
             "type": name,
             "message": text(exception.get("value"), MAX_MESSAGE),
             "frames": _frames(exception.get("stacktrace")),
@@ -167,7 +181,7 @@ def _exceptions(event: dict) -> list[dict[str, Any]]:
     return chain
 
 
-def _thread_stack(event: dict) -> list[dict[str, Any]]:
+def _thread_stack(event: JsonObject) -> list[dict[str, Any]]:
     """A message event carries its stack (``attach_stacktrace``) outside any exception."""
     if isinstance(event.get("stacktrace"), dict):
         return _frames(event["stacktrace"])
@@ -177,13 +191,13 @@ def _thread_stack(event: dict) -> list[dict[str, Any]]:
     return []
 
 
-def _message(event: dict, chain: list[dict[str, Any]]) -> str:
+def _message(event: JsonObject, chain: list[SentryException]) -> str:
     if chain and chain[-1]["message"]:
         return chain[-1]["message"]
     return event_message(event)[:MAX_MESSAGE]
 
 
-def _log(crumb: dict) -> dict[str, Any]:
+def _log(crumb: JsonObject) -> dict[str, Any]:
     data = as_dict(crumb.get("data"))
     message = text(crumb.get("message"), MAX_MESSAGE)
     if not message and data:  # http and query breadcrumbs carry everything in data
@@ -222,7 +236,7 @@ def _fingerprint(value: Any) -> list[str]:
     return [part for part in found if part.strip()][:MAX_FINGERPRINT]
 
 
-def _by_template(event: dict, chain: list[dict[str, Any]]) -> list[str]:
+def _by_template(event: JsonObject, chain: list[SentryException]) -> list[str]:
     """A log message without exception or stack groups by its template, as in Sentry."""
     if any(entry["type"] or entry["frames"] for entry in chain):
         return []
@@ -230,7 +244,7 @@ def _by_template(event: dict, chain: list[dict[str, Any]]) -> list[str]:
     return ["sentry-logentry", template[:MAX_SHORT]] if template else []
 
 
-def event_to_incident(event: Any, envelope_event_id: Any = None) -> dict:
+def event_to_incident(event: Any, envelope_event_id: Any = None) -> dict[str, Any]:
     """Translate one Sentry event into an incident payload; never raises.
 
     Always present: ``service``, ``message``, ``stacktrace``, ``logs``, ``tags``. The others

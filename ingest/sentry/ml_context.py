@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ingest.sentry.values import as_dict, count, first, number, text
+from ingest.sentry.values import JsonObject, as_dict, count, first, number, text
 
 MAX_SHORT = 255
 
@@ -60,7 +60,7 @@ def _put(context: dict[str, Any], key: str, value: Any) -> None:
         context[key] = found_text
 
 
-def inference_context(contexts: dict, tags: dict[str, str]) -> dict[str, Any]:
+def inference_context(contexts: JsonObject, tags: dict[str, str]) -> dict[str, Any]:
     """``inference_context`` from contexts (inference, model, gpu) and then tags."""
     context: dict[str, Any] = {}
     inference = as_dict(contexts.get("inference"))
@@ -75,7 +75,7 @@ def inference_context(contexts: dict, tags: dict[str, str]) -> dict[str, Any]:
     return context
 
 
-def resource_impact(contexts: dict) -> dict[str, float]:
+def resource_impact(contexts: JsonObject) -> dict[str, float]:
     raw = as_dict(contexts.get("resource"))
     impact = {}
     for key, (aliases, lowest, highest) in _RESOURCE.items():

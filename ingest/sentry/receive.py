@@ -11,9 +11,10 @@ from django.conf import settings
 
 from ingest import ratelimit
 from ingest.models import Project
-from ingest.sentry.accept import accept_events
+from ingest.sentry.accept import RejectedEvent, accept_events
 from ingest.sentry.auth import public_key_from_request
 from ingest.sentry.envelope import (
+    DroppedItem,
     Envelope,
     EnvelopeError,
     EnvelopeTooLarge,
@@ -38,14 +39,14 @@ class SentryRefused(Exception):
 @dataclass
 class Received:
     event_ids: list[str] = field(default_factory=list)
-    rejected: list[dict] = field(default_factory=list)
-    dropped: list[dict] = field(default_factory=list)  # items over their size limit
+    rejected: list[RejectedEvent] = field(default_factory=list)
+    dropped: list[DroppedItem] = field(default_factory=list)  # items over their size limit
 
 
 log = logging.getLogger(__name__)
 
 
-def _header(kind: str, body: bytes, encoding: str | None) -> dict:
+def _header(kind: str, body: bytes, encoding: str | None) -> dict[str, Any]:
     """The envelope header, the one part read before the key is checked: only its line is
     decompressed (``decode_head``), so a stranger's bomb costs 64 KiB, not the budget."""
     if kind == "store":

@@ -14,8 +14,12 @@ from typing import Any
 
 from ingest.parsing.frames import MAX_FIELD
 
+JsonObject = dict[str, Any]
+"""A JSON object as an SDK sent it: its values are unchecked until one of the readers
+below narrows them, which is why they stay ``Any`` rather than a JSON union."""
 
-def as_dict(value: Any) -> dict:
+
+def as_dict(value: Any) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
@@ -41,7 +45,7 @@ def as_repr(value: Any, limit: int = MAX_FIELD) -> str:
         return text(value, limit)
 
 
-def first(mapping: dict, keys: tuple[str, ...]) -> Any:
+def first(mapping: JsonObject, keys: tuple[str, ...]) -> Any:
     for key in keys:
         if mapping.get(key) is not None:
             return mapping[key]

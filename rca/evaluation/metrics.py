@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 __all__ = [
     "CaseResult",
@@ -35,6 +36,30 @@ class CaseResult:
     ranked_slugs: tuple[str, ...] = ()
 
 
+# The JSON report of `manage.py rca eval`; keys as the report has always spelled them.
+MetricsReport = TypedDict(
+    "MetricsReport",
+    {
+        "cases": int,
+        "hit@1": float,
+        "hit@3": float,
+        "mrr@5": float,
+        "empty": float,
+        "per_category": dict[str, dict[str, float]],
+        "misses_at_1": list[str],
+    },
+)
+
+
+class SuggestMetricsReport(TypedDict):
+    cases: int
+    keyword_match: float
+    validation_pass: float
+    per_category: dict[str, dict[str, float]]
+    keyword_misses: list[str]
+    invalid: list[str]
+
+
 @dataclass
 class Metrics:
     cases: int = 0
@@ -45,7 +70,7 @@ class Metrics:
     per_category: dict[str, dict[str, float]] = field(default_factory=dict)
     misses: list[str] = field(default_factory=list)  # case ids without a hit@1
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> MetricsReport:
         return {
             "cases": self.cases,
             "hit@1": round(self.hit1, 4),
@@ -160,7 +185,7 @@ class SuggestMetrics:
     keyword_misses: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> SuggestMetricsReport:
         return {
             "cases": self.cases,
             "keyword_match": round(self.keyword_match, 4),

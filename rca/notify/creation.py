@@ -8,6 +8,7 @@ transaction commits; :mod:`rca.notify.delivery` does the sending.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
 
@@ -18,7 +19,14 @@ from django.utils import timezone
 from ingest.models import Issue, Project
 from rca.models import Notification, Suggestion
 from rca.notify.records import Kind, Status, lock_project, update_row
-from rca.notify.slack import IssueEvent, IssueInfo, SuggestionInfo, build_payload, target_of
+from rca.notify.slack import (
+    IssueEvent,
+    IssueInfo,
+    SlackPayload,
+    SuggestionInfo,
+    build_payload,
+    target_of,
+)
 from rca.notify.webhooks import webhook_url
 
 log = logging.getLogger(__name__)
@@ -42,7 +50,9 @@ def notify_suggestion(suggestion_id: int) -> Notification | None:
     return _guarded("suggestion", suggestion_id, lambda: _notify_suggestion(suggestion_id))
 
 
-def _guarded(what: str, object_id: int, create) -> Notification | None:
+def _guarded(
+    what: str, object_id: int, create: Callable[[], Notification | None]
+) -> Notification | None:
     """Notifications are secondary: a failure here must never break ingest or analysis."""
     try:
         with transaction.atomic():
@@ -59,7 +69,7 @@ def _target(project: Project) -> str | None:
     return target_of(url)
 
 
-def _issue_event(kind: str, issue: Issue, suggestion: Suggestion | None = None) -> dict:
+def _issue_event(kind: str, issue: Issue, suggestion: Suggestion | None = None) -> SlackPayload:
     info = IssueInfo(
         id=issue.pk,
         title=issue.title,
@@ -116,7 +126,8 @@ def _over_threshold(n: Notification) -> bool:
         .exclude(pk=n.pk)
         .count()
     )
-    return singles >= settings.RCA_SLACK_DIGEST_THRESHOLD
+    threshold: int = settings.RCA_SLACK_DIGEST_THRESHOLD
+    return singles >= threshold
 
 
 def _open_digest(project_id: int, target: str) -> Notification:

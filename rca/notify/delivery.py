@@ -91,7 +91,8 @@ def deliver(notification_id: int) -> None:
 
 def backoff(attempts: int, retry_after: float | None = None) -> float:
     """Exponential from RCA_SLACK_BACKOFF_SECONDS, never sooner than Slack's Retry-After."""
-    delay = settings.RCA_SLACK_BACKOFF_SECONDS * 2 ** (attempts - 1)
+    base: float = settings.RCA_SLACK_BACKOFF_SECONDS
+    delay = base * 2.0 ** (attempts - 1)
     if retry_after is not None:
         delay = max(delay, retry_after)
     return min(delay, MAX_DELAY_SECONDS)

@@ -23,7 +23,8 @@ WORKER_LOST = "worker lost mid-analysis (killed, out of memory or over the time 
 
 
 def max_attempts() -> int:
-    return max(1, settings.RCA_ANALYSIS_MAX_ATTEMPTS)
+    configured: int = settings.RCA_ANALYSIS_MAX_ATTEMPTS
+    return max(1, configured)
 
 
 def error_text(exc: BaseException) -> str:

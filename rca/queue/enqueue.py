@@ -10,6 +10,7 @@ Waiting longer here would only hold the web request hostage to the broker.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from functools import cache, partial
 from typing import Any
 
@@ -36,7 +37,12 @@ ANALYSE_INCIDENTS = "rca.tasks.analyse_incidents"
 SEND_NOTIFICATION = "rca.tasks.send_notification"
 
 
-def publish(task: str, args: tuple = (), kwargs: dict | None = None, **options: Any) -> bool:
+def publish(
+    task: str,
+    args: tuple[object, ...] = (),
+    kwargs: Mapping[str, object] | None = None,
+    **options: Any,
+) -> bool:
     """Send the task named `task` now; False (logged, never raised) when the broker is
     unreachable."""
     try:

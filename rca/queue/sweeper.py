@@ -11,7 +11,7 @@ The conditional updates make this safe to run anywhere, any number of times.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -26,7 +26,7 @@ Status = Incident.Analysis
 log = logging.getLogger(__name__)
 
 
-def _stuck(pending_cutoff, analyzing_cutoff) -> Q:
+def _stuck(pending_cutoff: datetime, analyzing_cutoff: datetime) -> Q:
     return Q(analysis_status=Status.PENDING, analysis_updated_at__lt=pending_cutoff) | Q(
         analysis_status=Status.ANALYZING, analysis_updated_at__lt=analyzing_cutoff
     )

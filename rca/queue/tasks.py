@@ -1,6 +1,6 @@
 """Celery tasks (thin): each imports its work inside the body so the web process stays light."""
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from rca.queue.enqueue import ANALYSE_INCIDENT, ANALYSE_INCIDENTS, SEND_NOTIFICATION
 
@@ -12,7 +12,7 @@ from rca.queue.enqueue import ANALYSE_INCIDENT, ANALYSE_INCIDENTS, SEND_NOTIFICA
     acks_late=True,
     max_retries=None,  # bounded by RCA_ANALYSIS_MAX_ATTEMPTS, counted on the incident row
 )
-def analyse_incident(self, incident_id: int, force: bool = False) -> None:
+def analyse_incident(self: Task, incident_id: int, force: bool = False) -> None:
     """Retry policy: a failed attempt is retried after RCA_ANALYSIS_RETRY_BACKOFF seconds,
     doubling per attempt up to RCA_ANALYSIS_RETRY_BACKOFF_MAX, at most
     RCA_ANALYSIS_MAX_ATTEMPTS - 1 times; then the incident stays `failed`. The row counts
@@ -60,7 +60,7 @@ def sweep_stuck_analyses() -> int:
     acks_late=True,
     max_retries=None,  # bounded by RCA_SLACK_MAX_ATTEMPTS, counted on the row
 )
-def send_notification(self, notification_id: int) -> None:
+def send_notification(self: Task, notification_id: int) -> None:
     from django.conf import settings
 
     from rca.notify import RetryLater, deliver

@@ -14,13 +14,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import numpy as np
 
 from rca.retrieval import fusion
 from rca.retrieval.index import CorpusIndex, current_index
 from rca.retrieval.signals import Signals
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+    from django_stubs_ext import WithAnnotations
+
+    from rca.models import Analysis
+
+
+class _Distance(TypedDict):
+    distance: float  # cosine distance of the analysis' query embedding to ours
+
 
 __all__ = [
     "DEFAULT_STRATEGY",
@@ -118,7 +129,8 @@ def _db_chunk_cosines(index: CorpusIndex, query: np.ndarray, extra: set[int]) ->
 
 def _chunk_cosines(index: CorpusIndex, query: np.ndarray, extra: set[int]) -> np.ndarray:
     if index.embeddings is not None:
-        return index.embeddings @ query
+        cosines: np.ndarray = index.embeddings @ query  # unit rows: dot product is cosine
+        return cosines
     return _db_chunk_cosines(index, query, extra)
 
 
@@ -216,7 +228,9 @@ def search(
     return results
 
 
-def _similar_analyses(query_embedding: Sequence[float], **filters: Any):
+def _similar_analyses(
+    query_embedding: Sequence[float], **filters: Any
+) -> QuerySet[WithAnnotations[Analysis, _Distance]]:
     """Analyses ordered by exact cosine distance to the query (``distance`` annotated).
 
     Exact on purpose: pgvector 0.6.2 has no iterative index scans, so an HNSW scan with a

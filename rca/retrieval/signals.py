@@ -14,6 +14,7 @@ from typing import Any
 
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
+from ingest.parsing.log_levels import WARNING_AND_ABOVE
 from rca.retrieval.tokens import tokenize
 
 __all__ = ["Signals", "build_signals", "describe_shape_diff", "normalise_message"]
@@ -21,8 +22,6 @@ __all__ = ["Signals", "build_signals", "describe_shape_diff", "normalise_message
 MAX_FRAMES = 5
 MAX_LOGS = 5
 MAX_MESSAGE = 2000
-_KEY_LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING"})
-_NOISE_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
 _CONTEXT_KEYS = ("model_id", "quantization", "device", "framework", "dtype")
 
 _PATH = linear(r"(?:[A-Za-z]:)?(?:[\\/][\w.~+@-]+){2,}[\\/]?|\b[\w.-]+\.(?:py|so|cpp|cu|h)\b")
@@ -223,12 +222,14 @@ def build_signals(incident: Any) -> Signals:
             chained.append(text[:500])
 
     logs = list(_get(incident, "logs", []))
+    # Warnings count here (a fallback or a retry often names the cause); the prompt, which
+    # has less room, keeps ERROR and above (rca/suggestion/prompts.py).
     key_logs = [
         entry
         for entry in logs
-        if isinstance(entry, dict) and entry.get("level") not in _NOISE_LEVELS
+        if isinstance(entry, dict)
+        and (entry.get("level") is None or entry.get("level") in WARNING_AND_ABOVE)
     ]
-    key_logs = [e for e in key_logs if e.get("level") is None or e.get("level") in _KEY_LEVELS]
     log_messages = [
         normalise_message(str(e.get("message") or ""))[:300] for e in reversed(key_logs)
     ]

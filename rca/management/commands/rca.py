@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 DEFAULT_CASES = Path(__file__).resolve().parents[3] / "tests" / "data" / "dev_cases.jsonl"
 
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         "offline suggestions) against labelled cases."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         ev = sub.add_parser("eval", help="hit@1 / hit@3 / MRR@5 of retrieval on labelled cases")
         ev.add_argument("cases", nargs="?", type=Path, default=DEFAULT_CASES)
@@ -54,7 +55,7 @@ class Command(BaseCommand):
         sw = sub.add_parser("sweep", help="re-enqueue analyses stuck in pending/analyzing")
         sw.add_argument("--older-than", type=int, default=None, help="seconds (default: setting)")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: str, action: str, **options: Any) -> None:
         if action == "eval":
             self._eval(**options)
         elif action == "sweep":
@@ -68,7 +69,9 @@ class Command(BaseCommand):
         ids = sweep(timedelta(seconds=older_than) if older_than is not None else None)
         self.stdout.write(f"re-enqueued {len(ids)} stuck analyses" + (f": {ids}" if ids else ""))
 
-    def _eval(self, cases: Path, corpus: Path | None, mode: str, strategy: str, k: int, **options):
+    def _eval(
+        self, cases: Path, corpus: Path | None, mode: str, strategy: str, k: int, **options: Any
+    ) -> None:
         from rca.evaluation.metrics import format_table
         from rca.evaluation.run import evaluate, load_cases, load_index, run_names
 

@@ -7,8 +7,9 @@ once the load commits), or here with `--embed-now` (this process then loads the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rca.corpus import files
 from rca.corpus.embeddings import chunks_missing_embeddings
@@ -19,7 +20,7 @@ from rca.models import Runbook
 class Command(BaseCommand):
     help = "Load the runbook corpus from a directory (default: the bundled one) or list it."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         load = sub.add_parser("load", help="upsert runbooks by slug; remove deleted ones")
         load.add_argument("directory", nargs="?", type=Path, default=None)
@@ -32,11 +33,11 @@ class Command(BaseCommand):
 
     def handle(
         self,
-        *args,
+        *args: str,
         action: str,
         directory: Path | None = None,
         embed_now: bool = False,
-        **options,
+        **options: Any,
     ) -> None:
         if action == "list":
             for rb in Runbook.objects.order_by("failure_class", "slug"):

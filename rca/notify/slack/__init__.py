@@ -24,7 +24,13 @@ from rca.notify.slack.events import (
     SuggestionInfo,
     TestEvent,
 )
-from rca.notify.slack.payloads import build_payload, escape, issue_url, validation_badges
+from rca.notify.slack.payloads import (
+    SlackPayload,
+    build_payload,
+    escape,
+    issue_url,
+    validation_badges,
+)
 from rca.notify.slack.sending import SlackError, classify, parse_retry_after, send
 from rca.notify.slack.urls import (
     SLACK_HOST,
@@ -41,6 +47,7 @@ __all__ = [
     "IssueEvent",
     "IssueInfo",
     "SlackError",
+    "SlackPayload",
     "SuggestionInfo",
     "TestEvent",
     "WebhookURLNotAllowed",

@@ -16,7 +16,7 @@ Only links to our own base URL are made, by this module.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NotRequired, Required, TypedDict
 
 from django.conf import settings
 
@@ -31,6 +31,34 @@ FIELD_LIMIT = 2000
 DIGEST_LISTED = 20  # issues named in a digest; the rest are counted
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+class TextObject(TypedDict):
+    """Block Kit text: ``mrkdwn`` (with ``verbatim``) or ``plain_text`` (with ``emoji``)."""
+
+    type: str
+    text: str
+    verbatim: NotRequired[bool]
+    emoji: NotRequired[bool]
+
+
+class Block(TypedDict, total=False):
+    """The three blocks we send: header and section carry ``text`` (a section may carry
+    ``fields`` instead), context carries ``elements``."""
+
+    type: Required[str]
+    text: TextObject
+    fields: list[TextObject]
+    elements: list[TextObject]
+
+
+class SlackPayload(TypedDict):
+    """The webhook body; ``text`` is the fallback notifications show."""
+
+    text: str
+    blocks: list[Block]
+    unfurl_links: NotRequired[bool]
+    unfurl_media: NotRequired[bool]
 
 
 def escape(text: Any) -> str:
@@ -74,24 +102,24 @@ def issue_url(issue_id: int, base_url: str | None = None) -> str:
     return f"{(base_url or settings.RCA_BASE_URL).rstrip('/')}/issues/{issue_id}"
 
 
-def _mrkdwn(text: str) -> dict:
+def _mrkdwn(text: str) -> TextObject:
     """A mrkdwn text object; `verbatim` stops Slack from turning bare URLs into links."""
     return {"type": "mrkdwn", "text": text, "verbatim": True}
 
 
-def _header(text: str) -> dict:
+def _header(text: str) -> Block:
     return {"type": "header", "text": {"type": "plain_text", "text": text, "emoji": True}}
 
 
-def _section(text: str) -> dict:
+def _section(text: str) -> Block:
     return {"type": "section", "text": _mrkdwn(text[:SECTION_LIMIT])}
 
 
-def _context(text: str) -> dict:
+def _context(text: str) -> Block:
     return {"type": "context", "elements": [_mrkdwn(text[:SECTION_LIMIT])]}
 
 
-def _field(label: str, value: str) -> dict:
+def _field(label: str, value: str) -> TextObject:
     return _mrkdwn(f"*{label}*\n{value}"[:FIELD_LIMIT])
 
 
@@ -128,7 +156,7 @@ _HEADERS = {
 }
 
 
-def _issue_payload(event: IssueEvent, base_url: str | None) -> dict:
+def _issue_payload(event: IssueEvent, base_url: str | None) -> SlackPayload:
     issue, url = event.issue, issue_url(event.issue.id, base_url)
     title = _clip(issue.title or issue.error_type or f"Issue {issue.id}", 300)
     fields = [
@@ -137,7 +165,7 @@ def _issue_payload(event: IssueEvent, base_url: str | None) -> dict:
         _field("Error type", _clip(issue.error_type or "—", 200)),
         _field("Occurrences", str(issue.occurrence_count)),
     ]
-    blocks = [
+    blocks: list[Block] = [
         _header(_HEADERS[event.kind]),
         _section(f"*<{url}|{title}>*\nin project *{_clip(event.project, 200)}*"),
         {"type": "section", "fields": fields},
@@ -159,7 +187,7 @@ def _issue_payload(event: IssueEvent, base_url: str | None) -> dict:
     return {"text": f"{text} {url}", "blocks": blocks}
 
 
-def _digest_payload(event: DigestEvent, base_url: str | None) -> dict:
+def _digest_payload(event: DigestEvent, base_url: str | None) -> SlackPayload:
     count, window = len(event.issues), f"{event.window_minutes:g}"
     project = _clip(event.project, 200)
     lines: list[str] = []
@@ -188,7 +216,7 @@ def _digest_payload(event: DigestEvent, base_url: str | None) -> dict:
     return {"text": text, "blocks": blocks}
 
 
-def _test_payload(event: TestEvent, base_url: str | None) -> dict:
+def _test_payload(event: TestEvent, base_url: str | None) -> SlackPayload:
     project = _clip(event.project, 200)
     home = f"{(base_url or settings.RCA_BASE_URL).rstrip('/')}/"
     return {
@@ -203,7 +231,7 @@ def _test_payload(event: TestEvent, base_url: str | None) -> dict:
     }
 
 
-def build_payload(event: Event, *, base_url: str | None = None) -> dict:
+def build_payload(event: Event, *, base_url: str | None = None) -> SlackPayload:
     """The JSON body for Slack: Block Kit `blocks` plus the plain `text` notifications show.
 
     Every piece of user text is defanged and escaped; only our own links are raw, and

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -76,8 +78,12 @@ def classify(status: int, body: str, retry_after: str | None = None) -> SlackErr
     return SlackError(message, permanent=True, status=status)
 
 
-def send(url: str, payload: dict, timeout: float | None = None) -> None:
-    """POST `payload` to the webhook once; return on success, raise `SlackError` otherwise."""
+def send(url: str, payload: Mapping[str, Any], timeout: float | None = None) -> None:
+    """POST `payload` to the webhook once; return on success, raise `SlackError` otherwise.
+
+    `payload` is any JSON object: a `SlackPayload` fresh from `build_payload`, or one read
+    back from a notification row.
+    """
     import requests
 
     try:

@@ -54,7 +54,13 @@ def validate_webhook_url(url: str) -> None:
 
 
 def mask_url(url: str) -> str:
-    """`hooks.slack.com/…WXYZ`: enough to tell webhooks apart, too little to use one."""
+    """`hooks.slack.com/…WXYZ`: enough to tell webhooks apart, too little to use one.
+
+    Only the host name is shown, never the rest of the authority (a user or password in
+    it would be a secret too); "" when there is no URL, so a page can say "not set".
+    """
+    if not url:
+        return ""
     try:
         host = urlsplit(url).hostname or "?"
     except ValueError:
