@@ -16,26 +16,22 @@ from ninja import Router
 from ingest.auth import key_of
 from ingest.errors import error_response, refusals
 from ingest.models import Incident, Issue
-from rca.models import Analysis
+from rca.feedback import DecisionError, decide
+from rca.models import Analysis, Suggestion
+from rca.reuse import answering_analysis
 from rca.schemas import (
+    DecisionIn,
     IncidentAnalysis,
     IssueAnalysis,
     StatusCounts,
+    SuggestionOut,
     analysis_out,
     incident_analysis_out,
     status_counts,
+    suggestion_out,
 )
 
 router = Router(tags=["analysis"])
-
-
-def _latest(**filters: Any) -> Analysis | None:
-    return (
-        Analysis.objects.filter(**filters)
-        .select_related("suggestion")
-        .order_by("-created_at", "-pk")
-        .first()
-    )
 
 
 @router.get(
@@ -47,13 +43,8 @@ def incident_analysis(request: HttpRequest, incident_id: int) -> Any:
     incident = Incident.objects.filter(pk=incident_id, project=key_of(request).project).first()
     if incident is None:
         return error_response(404, ["path", "incident_id"], f"no incident {incident_id} here")
-    own = _latest(incident=incident)
-    shown = own or (
-        _latest(issue_id=incident.issue_id, status=Analysis.Status.DONE)
-        if incident.analysis_status == Incident.Analysis.DONE
-        else None
-    )
-    return incident_analysis_out(incident, shown, reused=own is None and shown is not None)
+    answer = answering_analysis(incident)
+    return incident_analysis_out(incident, answer.analysis, reused=answer.reused)
 
 
 @router.get(
@@ -65,8 +56,34 @@ def issue_analysis(request: HttpRequest, issue_id: int) -> Any:
     issue = Issue.objects.filter(pk=issue_id, project=key_of(request).project).first()
     if issue is None:
         return error_response(404, ["path", "issue_id"], f"no issue {issue_id} here")
-    latest = _latest(issue=issue)
+    latest = (
+        Analysis.objects.filter(issue=issue)
+        .select_related("suggestion")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
     return IssueAnalysis(issue_id=issue.pk, analysis=analysis_out(latest) if latest else None)
+
+
+@router.post(
+    "/suggestions/{suggestion_id}/decision",
+    response={200: SuggestionOut, **refusals(400, 401, 404, 413, 415)},
+    summary="Accept or reject a suggestion",
+    description="The same rules as the UI: rejecting needs a `note`. The decision is recorded "
+    "with the key that made it, and the answer is the suggestion with its new `status`.",
+)
+def suggestion_decision(request: HttpRequest, suggestion_id: int, decision: DecisionIn) -> Any:
+    key = key_of(request)
+    suggestion = Suggestion.objects.filter(pk=suggestion_id, issue__project=key.project).first()
+    if suggestion is None:
+        return error_response(404, ["path", "suggestion_id"], f"no suggestion {suggestion_id} here")
+    try:
+        decide(
+            suggestion, None, decision.verdict, decision.note, actor=f"API key {key.name} ({key})"
+        )
+    except DecisionError as exc:
+        return error_response(400, ["body", "decision", "note"], str(exc))
+    return suggestion_out(suggestion)
 
 
 @router.get(

@@ -158,12 +158,15 @@ class Decision(models.Model):
     user = models.ForeignKey(
         "auth.User", on_delete=models.SET_NULL, null=True, related_name="decisions"
     )
+    # Who decided when it was not a signed-in user: "API key rc_ab12cd34_…" or
+    # "Slack user U0123 (alice)". Shown in the history; empty for UI decisions.
+    actor = models.CharField(max_length=200, blank=True)
     verdict = models.CharField(max_length=10, choices=Verdict.choices)
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
-        return f"{self.verdict} by {self.user_id}"
+        return f"{self.verdict} by {self.user_id or self.actor}"
 
 
 class Notification(models.Model):

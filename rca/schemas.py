@@ -7,7 +7,7 @@ the API sends are one definition (ingest keeps dicts in ``serializers.py`` mirro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from django.db.models import Count
 from ninja import Schema
@@ -35,6 +35,13 @@ class SuggestionOut(Schema):
     status: str = Field(json_schema_extra=one_of(Suggestion.Status))
     created_at: IsoTime
     decided_at: IsoTime | None
+
+
+class DecisionIn(Schema):
+    """A verdict on a suggestion; rejecting needs a note (the next engineer reads it)."""
+
+    verdict: Literal["accepted", "rejected"]
+    note: str = Field("", max_length=2000)
 
 
 class Tokens(Schema):
@@ -67,6 +74,9 @@ class IncidentAnalysis(Schema):
     max_attempts: int
     error: str | None
     reused: bool
+    reused_from_incident_id: int | None = Field(
+        description="the occurrence whose analysis this one reused (null when not reused)"
+    )
     analysis: AnalysisOut | None
 
 
@@ -135,6 +145,7 @@ def incident_analysis_out(
         max_attempts=max_attempts(),
         error=incident.analysis_error or None,
         reused=reused,
+        reused_from_incident_id=shown.incident_id if reused and shown else None,
         analysis=analysis_out(shown) if shown else None,
     )
 

@@ -14,7 +14,9 @@ from django.utils import timezone
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
 from rca.queue.sweeper import sweep
+from tests.support.corpus import store_embedded_runbooks
 from tests.support.factories import project_with_key, shape_error
+from tests.support.openai_stub import chat_completion
 from tests.support.processes import Worker, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,11 +30,7 @@ def tenant():
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
     """The bundled runbooks, embedded (the test process may load the model; the web may not)."""
-    from rca.corpus.embeddings import embed_missing_chunks
-    from rca.corpus.store import load_runbooks
-
-    load_runbooks()
-    embed_missing_chunks()
+    store_embedded_runbooks()
 
 
 def post(live_server, tenant, payload) -> dict:
@@ -115,6 +113,7 @@ def test_same_signals_reuse_the_issue_analysis_and_new_shapes_reanalyse(
         timeout=5,
     ).json()
     assert reused["reused"] is True and reused["analysis"]["incident_id"] == first["incident_id"]
+    assert reused["reused_from_incident_id"] == first["incident_id"]
 
     other_batch = post(live_server, tenant, shape_error(batch=16))  # shape diff differs
     wait_for(lambda: done(other_batch["incident_id"]), timeout=60, interval=0.3)
@@ -151,46 +150,7 @@ def test_sweeper_requeues_an_incident_stuck_in_analyzing(live_server, tenant, ce
     assert sweep(stuck_after=timedelta(minutes=10)) == []
 
 
-# --------------------------------------------------------------------------- OpenAI-compatible
-
-
-def _chat(content: str) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-llm",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content},
-            }
-        ],
-        "usage": {"prompt_tokens": 900, "completion_tokens": 60, "total_tokens": 960},
-    }
-
-
-@pytest.fixture
-def llm_worker(httpserver, tmp_path):
-    from django.conf import settings
-
-    worker = Worker(
-        dict(connection.settings_dict),
-        settings.CELERY_BROKER_URL,
-        tmp_path,
-        queues="llm",
-        extra_env={
-            "OPENAI_BASE_URL": httpserver.url_for("/v1"),
-            "OPENAI_API_KEY": "sk-test",
-            "RCA_LLM_MODEL": "test-llm",
-        },
-    )
-    try:
-        worker.wait_ready()
-        yield worker
-    finally:
-        worker.stop()
+# ------------------------------------------- OpenAI-compatible (llm_worker: integration conftest)
 
 
 def _reanalyse_with_llm(live_server, tenant) -> tuple[int, str]:
@@ -237,7 +197,9 @@ def test_llm_answer_citing_unknown_runbook_is_reasked_with_the_complaint(
                 "runbook": grounded_slug[0],
                 "confidence": 0.8,
             }
-        return Response(json.dumps(_chat(json.dumps(answer))), content_type="application/json")
+        return Response(
+            json.dumps(chat_completion(json.dumps(answer))), content_type="application/json"
+        )
 
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
     body = post(live_server, tenant, shape_error(batch=4))
