@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from rca.corpus.markdown import blocks, sections
 from rca.corpus.runbook import Runbook
 from rca.corpus.sentences import split_sentences
+from rca.corpus.step_metadata import strip_metadata
 
 __all__ = ["Chunk", "chunk_runbook"]
 
@@ -58,12 +59,13 @@ def chunk_runbook(rb: Runbook, max_chars: int = 1200) -> list[Chunk]:
     and list items, never inside a numbered step (a remediation step is one action with its
     reason: cutting it would retrieve an action without its why). A single step longer than
     the budget becomes its own oversized chunk; other oversized paragraphs are split at
-    sentence boundaries.
+    sentence boundaries. Steps' ``Applies:`` lines are left out: they steer the offline
+    provider's choice of step, not what retrieval matches.
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
     chunks: list[Chunk] = []
-    for section, section_text in sections(rb.body):
+    for section, section_text in sections(strip_metadata(rb.body)):
         if not section_text.strip():
             continue
         prefix = f"{rb.title} — {section}\n"

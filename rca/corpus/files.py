@@ -29,6 +29,12 @@ from ingest.linear_regex import compile as linear
 from rca.corpus.chunking import Chunk, chunk_runbook
 from rca.corpus.markdown import remediation_of, section_names
 from rca.corpus.runbook import FAILURE_CLASSES, REQUIRED_SECTIONS, Runbook, RunbookError
+from rca.corpus.step_metadata import (
+    StepMetadataError,
+    metadata_line_count,
+    split_metadata,
+    strip_metadata,
+)
 
 __all__ = [
     "FAILURE_CLASSES",
@@ -139,6 +145,16 @@ def _check_body(body: str, source: str) -> None:
             raise RunbookError(source, "body", f"missing '## {section}' section")
     if not remediation_of(body):
         raise RunbookError(source, "body", "'## Remediation' has no numbered step")
+    steps = remediation_of(body)
+    for number, step in enumerate(steps, start=1):
+        try:
+            split_metadata(step)
+        except StepMetadataError as exc:
+            raise RunbookError(source, f"Remediation step {number}", str(exc)) from exc
+    if metadata_line_count(body) != sum(metadata_line_count(step) for step in steps):
+        raise RunbookError(
+            source, "body", "an 'Applies:' line must be indented under a numbered Remediation step"
+        )
 
 
 def parse_runbook(text: str, source: str = "") -> Runbook:
@@ -231,9 +247,6 @@ def match_signals(runbook: Runbook, text: str) -> tuple[str, ...]:
 
 
 def remediation_steps(rb: Runbook) -> list[str]:
-    """The numbered steps of the ``## Remediation`` section, in order, without their numbers.
-
-    Used by the offline provider, which composes its suggestion from the top runbook's
-    first applicable step.
-    """
-    return remediation_of(rb.body)
+    """The numbered steps of the ``## Remediation`` section, in order, without their numbers
+    and without their ``Applies:`` metadata (:mod:`.step_metadata`)."""
+    return [strip_metadata(step) for step in remediation_of(rb.body)]

@@ -15,12 +15,14 @@ from ingest.parsing.logs import LogEntry
 from ingest.parsing.shapes import ShapeDiff
 from rca.corpus.markdown import remediation_of
 from rca.corpus.runbook import Runbook
+from rca.corpus.step_metadata import StepMetadata, StepMetadataError, split_metadata, strip_metadata
 
 __all__ = [
     "AnalysisContext",
     "Evidence",
     "evidence_from_runbook",
     "innermost_app_frame",
+    "remediation",
     "remediation_steps",
 ]
 
@@ -34,7 +36,8 @@ class Evidence:
     ``slug`` is the runbook a suggestion may cite: for ``kind="runbook"`` the runbook itself,
     for ``kind="past_fix"`` the runbook the accepted past suggestion cited, so past fixes
     widen the evidence without widening what may be cited. ``text`` is the retrieved chunk
-    (or the past fix's action and reason); ``remediation`` the runbook's numbered steps.
+    (or the past fix's action and reason); ``remediation`` the runbook's numbered steps and
+    ``applies`` their metadata, step by step (empty, or defaults, when the runbook has none).
     """
 
     slug: str
@@ -44,6 +47,11 @@ class Evidence:
     remediation: tuple[str, ...] = ()
     score: float = 0.0
     kind: EvidenceKind = "runbook"
+    applies: tuple[StepMetadata, ...] = ()
+
+    def step_metadata(self, position: int) -> StepMetadata:
+        """The metadata of the step at ``position`` (the defaults when it has none)."""
+        return self.applies[position] if position < len(self.applies) else StepMetadata()
 
 
 @dataclass
@@ -91,23 +99,39 @@ def innermost_app_frame(frames: list[Frame]) -> Frame | None:
 
 
 def remediation_steps(runbook_body: str) -> tuple[str, ...]:
-    """The numbered steps of a runbook body's ``## Remediation`` section, without numbers.
+    """The numbered steps of a runbook body's ``## Remediation`` section, without numbers
+    or metadata.
 
     Delegates to the corpus parser so that what counts as a step is decided in one place.
     """
-    return tuple(remediation_of(runbook_body))
+    return tuple(strip_metadata(step) for step in remediation_of(runbook_body))
+
+
+def remediation(runbook_body: str) -> tuple[tuple[str, ...], tuple[StepMetadata, ...]]:
+    """The steps (as :func:`remediation_steps`) and their metadata, aligned.
+
+    A stored body was validated when it was loaded; one that still fails (loaded by an
+    older version) gives every step the default metadata rather than no suggestion.
+    """
+    try:
+        pairs = [split_metadata(step) for step in remediation_of(runbook_body)]
+    except StepMetadataError:
+        return remediation_steps(runbook_body), ()
+    return tuple(step for step, _ in pairs), tuple(meta for _, meta in pairs)
 
 
 def evidence_from_runbook(
     runbook: Runbook, score: float, text: str | None = None, kind: EvidenceKind = "runbook"
 ) -> Evidence:
     """Wrap a retrieved runbook (``text``: the matching chunk, default the whole body)."""
+    steps, applies = remediation(runbook.body)
     return Evidence(
         slug=runbook.slug,
         title=runbook.title,
         failure_class=runbook.failure_class,
-        text=runbook.body if text is None else text,
-        remediation=remediation_steps(runbook.body),
+        text=strip_metadata(runbook.body) if text is None else text,
+        remediation=steps,
         score=score,
         kind=kind,
+        applies=applies,
     )

