@@ -8,6 +8,27 @@ def _test_broker(broker_url) -> str:
     return broker_url
 
 
+@pytest.fixture(scope="session")
+def llm_worker(broker_url, make_httpserver, tmp_path_factory):
+    """One worker on the `llm` queue for the session; its LLM is the `httpserver` that each
+    test scripts (the same server all session, cleared before every test)."""
+    from django.db import connection
+
+    from tests.support.openai_stub import start_llm_worker
+
+    worker = start_llm_worker(
+        dict(connection.settings_dict),
+        broker_url,
+        make_httpserver.url_for("/v1"),
+        tmp_path_factory.mktemp("llm-worker"),
+    )
+    try:
+        worker.wait_ready()
+        yield worker
+    finally:
+        worker.stop()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_persistent_connections(django_db_setup) -> None:
     """The live server answers each request in a new thread; with persistent connections

@@ -19,11 +19,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
-    from rca.corpus.embeddings import embed_missing_chunks
-    from rca.corpus.store import load_runbooks
+    from tests.support.corpus import store_embedded_runbooks
 
-    load_runbooks()
-    embed_missing_chunks()
+    store_embedded_runbooks()
 
 
 def test_new_issue_and_its_suggestion_each_post_once(

@@ -1,7 +1,8 @@
 """An LLM answer carrying a URL its runbook lacks is re-asked, then replaced (issue 13).
 
-A real worker runs the pipeline against an OpenAI-compatible server (pytest-httpserver)
-that, as if steered by the incident's text, keeps sending the engineer to another site.
+A real worker runs the pipeline against an OpenAI-compatible server (pytest-httpserver,
+tests/support/openai_stub.py) that, as if steered by the incident's text, keeps sending
+the engineer to another site.
 """
 
 from __future__ import annotations
@@ -10,62 +11,20 @@ import json
 
 import pytest
 import requests
-from django.db import connection
 
 from ingest.models import Incident
 from rca.models import Suggestion
+from tests.support.corpus import store_embedded_runbooks
 from tests.support.factories import project_with_key, shape_error
-from tests.support.processes import Worker, wait_for
+from tests.support.openai_stub import chat_completion
+from tests.support.processes import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
-    from rca.corpus.embeddings import embed_missing_chunks
-    from rca.corpus.store import load_runbooks
-
-    load_runbooks()
-    embed_missing_chunks()
-
-
-@pytest.fixture
-def llm_worker(httpserver, tmp_path):
-    from django.conf import settings
-
-    worker = Worker(
-        dict(connection.settings_dict),
-        settings.CELERY_BROKER_URL,
-        tmp_path,
-        queues="llm",
-        extra_env={
-            "OPENAI_BASE_URL": httpserver.url_for("/v1"),
-            "OPENAI_API_KEY": "sk-test",
-            "RCA_LLM_MODEL": "test-llm",
-        },
-    )
-    try:
-        worker.wait_ready()
-        yield worker
-    finally:
-        worker.stop()
-
-
-def _chat(content: str) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-llm",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content},
-            }
-        ],
-        "usage": {"prompt_tokens": 900, "completion_tokens": 60, "total_tokens": 960},
-    }
+    store_embedded_runbooks()
 
 
 def _finished(incident_id: int) -> bool:
@@ -99,7 +58,9 @@ def test_llm_url_not_in_the_runbook_is_reasked_and_falls_back_to_offline(
             "runbook": slug,
             "confidence": 0.9,
         }
-        return Response(json.dumps(_chat(json.dumps(answer))), content_type="application/json")
+        return Response(
+            json.dumps(chat_completion(json.dumps(answer))), content_type="application/json"
+        )
 
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
     analyse_incident.apply_async((incident_id,), {"force": True}, queue="llm")

@@ -3,12 +3,11 @@
 Real failures, real processes: a private `celery worker` whose embedding model path does
 not exist (every analysis raises FileNotFoundError while embedding, as it would for an
 operator's typo), and workers SIGKILLed mid-analysis. Both run on a private Redis broker
-(see test_resilience.py) so the test's sweeps and retries reach only them.
+(tests/support/redis_broker.py) so the test's sweeps and retries reach only them.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -21,14 +20,10 @@ from ingest.models import Incident
 from rca.models import Analysis
 from rca.queue.claim import WORKER_LOST
 from rca.queue.sweeper import sweep
-from tests.integration.test_resilience import (
-    ANALYSED,
-    RedisServer,
-    _celery_broker,
-    kill_process_tree,
-)
+from tests.support.corpus import store_embedded_runbooks
 from tests.support.factories import project_with_key, shape_error
-from tests.support.processes import Worker, wait_for
+from tests.support.processes import ANALYSED, Worker, wait_for
+from tests.support.redis_broker import RedisServer, private_redis
 from tests.support.ui import member
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,25 +34,14 @@ MISSING_MODEL = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
-    from rca.corpus.embeddings import embed_missing_chunks
-    from rca.corpus.store import load_runbooks
-
-    load_runbooks()
-    embed_missing_chunks()
+    store_embedded_runbooks()
 
 
 @pytest.fixture
 def redis(tmp_path) -> Iterator[RedisServer]:
     """A private broker for this test's workers (named `redis`: tests with it run workers)."""
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed: these tests give workers a private broker")
-    server = RedisServer(tmp_path)
-    server.start()
-    try:
-        with _celery_broker(server.url):
-            yield server
-    finally:
-        server.close()
+    with private_redis(tmp_path) as server:
+        yield server
 
 
 @pytest.fixture
@@ -176,7 +160,7 @@ def start_and_kill_mid_analysis(redis, tmp_path, start) -> None:
         incident_id = start()
         # A fresh worker loads the embedding model after claiming: seconds in `analyzing`.
         wait_for(lambda: status(incident_id) == "analyzing", timeout=60, interval=0.02)
-        kill_process_tree(worker)
+        worker.kill_process_tree()
     finally:
         worker.stop()
 

@@ -7,16 +7,10 @@ subprocesses (SIGKILLed where the test says so), incidents POSTed over HTTP.
 from __future__ import annotations
 
 import re
-import shutil
-import signal
 import socket
-import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
-from pathlib import Path
 
-import psutil
 import pytest
 import requests
 from django.core.management import call_command
@@ -26,124 +20,25 @@ from django.utils import timezone
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
 from rca.queue.sweeper import sweep
+from tests.support.corpus import store_embedded_runbooks
 from tests.support.factories import project_with_key, shape_error
-from tests.support.processes import Worker, wait_for
+from tests.support.processes import ANALYSED, Worker, wait_for
+from tests.support.redis_broker import RedisServer, celery_broker, private_redis
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ANALYSED = re.compile(r"Task rca\.tasks\.analyse_incident\[[^\]]+\] succeeded")
-
-
-class RedisServer:
-    """A throwaway `redis-server` on a free loopback port, no persistence: kill it, start it."""
-
-    def __init__(self, log_dir: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self._log = (log_dir / "redis.log").open("ab")
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--daemonize",
-                "no",
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-        wait_for(self._accepts, timeout=10, interval=0.05)
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        wait_for(lambda: not self._accepts(), timeout=10, interval=0.05)
-
-    def close(self) -> None:
-        self.kill()
-        self._log.close()
-
-    def _accepts(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                return True
-        except OSError:
-            return False
-
-
-@contextmanager
-def _celery_broker(url: str) -> Iterator[None]:
-    """Point this process's Celery app (the live server publishes through it) at `url`."""
-    from django.conf import settings
-
-    from webapp.celery import app
-
-    saved = (app.conf.broker_url, settings.CELERY_BROKER_URL)
-
-    def switch(to: str, setting: str) -> None:
-        # The app caches its connection and producer pools; drop the references (as Celery
-        # does after a fork) so the next publish uses the pool for the new URL. kombu keeps
-        # one pool per URL, so switching back finds the test broker's pool as it was.
-        app._pool = None
-        app.amqp._producer_pool = None
-        app.conf.broker_url = to
-        settings.CELERY_BROKER_URL = setting
-
-    switch(url, url)
-    try:
-        yield
-    finally:
-        app.pool.force_close_all()  # our sockets to the private broker
-        switch(*saved)
 
 
 @pytest.fixture
 def redis(tmp_path) -> Iterator[RedisServer]:
     """A private broker, so killing it or a worker on it disturbs no other test."""
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed: the broker-outage tests need one to kill")
-    server = RedisServer(tmp_path)
-    server.start()
-    try:
-        with _celery_broker(server.url):
-            yield server
-    finally:
-        server.close()
-
-
-_VECTORS: dict[str, object] = {}  # chunk text -> embedding, kept across this module's tests
+    with private_redis(tmp_path) as server:
+        yield server
 
 
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
-    """The bundled runbooks, embedded (the test process may load the model; the web may not).
-
-    The flush after each transactional test empties the tables, not the model's output:
-    the first test embeds the chunks, the others reuse those vectors.
-    """
-    from rca.corpus.embeddings import embed_missing_chunks, model_name
-    from rca.corpus.store import load_runbooks
-    from rca.models import RunbookChunk
-
-    load_runbooks()
-    known = list(RunbookChunk.objects.filter(text__in=list(_VECTORS), embedding__isnull=True))
-    for chunk in known:
-        chunk.embedding, chunk.embedding_model = _VECTORS[chunk.text], model_name()
-    RunbookChunk.objects.bulk_update(known, ["embedding", "embedding_model"])
-    embed_missing_chunks()
-    _VECTORS.update(RunbookChunk.objects.values_list("text", "embedding"))
+    """The bundled runbooks, embedded (the test process may load the model; the web may not)."""
+    store_embedded_runbooks()
 
 
 @pytest.fixture
@@ -182,19 +77,12 @@ def assert_analysed_once(ids: list[int]) -> None:
         assert Suggestion.objects.filter(incident_id=incident_id).count() == 1, incident_id
 
 
-def kill_process_tree(worker: Worker) -> None:
-    """SIGKILL the worker and its pool children at once: no shutdown handler runs."""
-    parent = psutil.Process(worker.proc.pid)
-    procs = [parent, *parent.children(recursive=True)]
-    for proc in procs:
-        proc.send_signal(signal.SIGKILL)
-    psutil.wait_procs(procs, timeout=10)
-    worker.stop()  # reaps the parent and closes the log
-
-
 #: Sweeper cutoffs for a worker of these tests (seconds instead of minutes): configuration
 #: the worker reads from its environment, as an operator would set it.
 QUICK_SWEEPER = {"RCA_ANALYSIS_PENDING_AFTER": "2", "RCA_ANALYSIS_STUCK_AFTER": "2"}
+#: The sweep's log lines are DEBUG (routine housekeeping, webapp/celery.py): a worker whose
+#: sweeps a test counts logs at DEBUG.
+SWEEP_LOGLEVEL = "DEBUG"
 SWEPT = re.compile(r"Task rca\.tasks\.sweep_stuck_analyses\[[^\]]+\] succeeded in [\d.]+s: (\d+)")
 
 
@@ -206,13 +94,6 @@ def sweep_as_beat_does() -> None:
     from webapp.celery import app
 
     app.send_task("rca.tasks.sweep_stuck_analyses")
-
-
-def queued_messages(redis: RedisServer) -> int:
-    """Messages waiting in the broker's default queue (a Redis list named after it)."""
-    import redis as redis_client
-
-    return redis_client.Redis.from_url(redis.url).llen("celery")
 
 
 def last_change_older_than(ids: list[int], seconds: float) -> bool:
@@ -265,7 +146,7 @@ def test_worker_killed_mid_analysis_is_finished_once_after_the_sweeper(
         incident_id = post(live_server, tenant, shape_error(batch=4))
         # A fresh worker loads the embedding model after claiming: seconds in `analyzing`.
         wait_for(lambda: statuses([incident_id])[incident_id] == "analyzing", 60, 0.02)
-        kill_process_tree(first)
+        first.kill_process_tree()
     finally:
         first.stop()
     assert statuses([incident_id])[incident_id] == "analyzing"
@@ -289,10 +170,11 @@ def test_worker_killed_mid_analysis_is_finished_once_after_the_sweeper(
 
 
 def test_two_workers_at_once_never_analyse_an_incident_twice(
-    live_server, tenant, celery_worker, tmp_path
+    live_server, tenant, celery_worker, tmp_path, settings
 ):
-    from django.conf import settings
-
+    # Each request publishes its own message (no coalescing into a batch task): 50
+    # messages for the two workers to race for.
+    settings.RCA_PUBLISH_IN_BACKGROUND = False
     before = len(ANALYSED.findall(celery_worker.log()))
     second = Worker(_db(), settings.CELERY_BROKER_URL, tmp_path)
     try:
@@ -325,7 +207,7 @@ def test_a_broker_that_stops_answering_never_holds_an_ingest_request(live_server
     # Longer than `post`'s 5 s timeout: a request that published itself would fail here.
     app.conf.broker_transport_options = {"socket_timeout": 30, "socket_connect_timeout": 30}
     try:
-        with _celery_broker(f"redis://127.0.0.1:{silent.getsockname()[1]}/0"):
+        with celery_broker(f"redis://127.0.0.1:{silent.getsockname()[1]}/0"):
             ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 6)]
             assert set(statuses(ids).values()) == {"pending"}
             silent.close()  # the hung connections are reset: the stuck publish gives up
@@ -346,14 +228,14 @@ def test_incidents_queued_behind_a_worker_killed_mid_analysis_are_all_analysed_b
         first.wait_ready()
         ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 7)]
         wait_for(lambda: "analyzing" in statuses(ids).values(), timeout=60, interval=0.02)
-        kill_process_tree(first)
+        first.kill_process_tree()
     finally:
         first.stop()
     killed = [pk for pk, status in statuses(ids).items() if status == "analyzing"]
     assert len(killed) == 1, statuses(ids)
     assert not all_finished(ids)
 
-    second = Worker(_db(), redis.url, tmp_path, extra_env=QUICK_SWEEPER)
+    second = Worker(_db(), redis.url, tmp_path, extra_env=QUICK_SWEEPER, loglevel=SWEEP_LOGLEVEL)
     try:
         second.wait_ready()
         # The dead worker never acked, and Redis would redeliver only after its visibility
@@ -378,7 +260,7 @@ def test_incidents_queued_when_the_broker_dies_and_loses_its_queue_are_still_ana
 ):
     """The broker dies with messages in its queue and comes back empty (no persistence):
     the rows are the truth, so the worker's scheduled sweep sends every message again."""
-    worker = Worker(_db(), redis.url, tmp_path, extra_env=QUICK_SWEEPER)
+    worker = Worker(_db(), redis.url, tmp_path, extra_env=QUICK_SWEEPER, loglevel=SWEEP_LOGLEVEL)
     try:
         worker.wait_ready()
         ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 4)]
@@ -386,7 +268,7 @@ def test_incidents_queued_when_the_broker_dies_and_loses_its_queue_are_still_ana
         wait_for(lambda: "analyzing" in statuses(ids).values(), timeout=60, interval=0.02)
         redis.kill()  # the queued messages die with it
         redis.start()
-        assert queued_messages(redis) == 0
+        assert redis.queued_messages() == 0
         assert "pending" in statuses(ids).values()  # accepted, and no message left to run it
         wait_for(lambda: last_change_older_than(ids, 2), timeout=60, interval=0.2)
         sweep_as_beat_does()

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
+from tests.support.corpus import store_embedded_runbooks
 from tests.support.factories import ProjectWithKey, project_with_key, shape_error
 from tests.support.processes import wait_for
 from tests.support.ui import member
@@ -22,11 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def corpus(transactional_db):
     """The bundled runbooks, embedded (the test process may load the model; the web may not)."""
-    from rca.corpus.embeddings import embed_missing_chunks
-    from rca.corpus.store import load_runbooks
-
-    load_runbooks()
-    embed_missing_chunks()
+    store_embedded_runbooks()
 
 
 def raised_in(function: str) -> dict:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -11,6 +13,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[2]
+
+#: A worker's log line for one finished run of the single-incident analysis task.
+ANALYSED = re.compile(r"Task rca\.tasks\.analyse_incident\[[^\]]+\] succeeded")
 
 
 def database_url(db: dict) -> str:
@@ -29,69 +34,37 @@ def sqla_broker_url(db: dict) -> str:
     return "sqla+postgresql+psycopg://" + database_url(db).removeprefix("postgresql://")
 
 
-class Worker:
-    """A `celery worker` subprocess (prefork, as users run it) with its log in a file."""
+class LoggedProcess:
+    """A server subprocess writing its output to a log file; ready when `ready()` says so."""
 
-    def __init__(
-        self,
-        db: dict,
-        broker_url: str,
-        log_dir: Path,
-        *,
-        queues: str = "celery",
-        extra_env: dict[str, str] | None = None,
-    ) -> None:
-        self.name = f"test-{uuid.uuid4().hex[:8]}"
-        self.log_path = log_dir / f"{self.name}.log"
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url(db),
-            "CELERY_BROKER_URL": broker_url,
-            "PYTHONUNBUFFERED": "1",
-            **(extra_env or {}),
-        }
-        self._log = self.log_path.open("wb")
+    what = "process"
+
+    def __init__(self, argv: list[str], log_path: Path, env: dict[str, str]) -> None:
+        self.log_path = log_path
+        self._log = log_path.open("wb")
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "webapp",
-                "worker",
-                "--pool",
-                "prefork",
-                "--concurrency",
-                "1",
-                "--loglevel",
-                "INFO",
-                "-n",
-                f"{self.name}@%h",
-                "-Q",
-                queues,
-            ],
+            argv,
             cwd=REPO,
-            env=env,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
 
-    @property
-    def hostname_prefix(self) -> str:
-        return f"{self.name}@"
-
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def ready(self) -> bool:
+        raise NotImplementedError
 
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if " ready." in self.log():
+            if self.ready():
                 return
             if self.proc.poll() is not None:
-                raise RuntimeError(f"worker exited early:\n{self.log()[-3000:]}")
-            time.sleep(0.2)
-        raise TimeoutError(f"worker not ready after {timeout}s:\n{self.log()[-3000:]}")
+                raise RuntimeError(f"{self.what} exited early:\n{self.log()[-3000:]}")
+            time.sleep(0.1)
+        raise TimeoutError(f"{self.what} not ready after {timeout}s:\n{self.log()[-3000:]}")
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -102,6 +75,51 @@ class Worker:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+
+
+class Worker(LoggedProcess):
+    """A `celery worker` subprocess (prefork, as users run it) with its log in a file.
+
+    Without mingle and gossip: at start-up mingle waits a second for other workers' replies
+    (to share revoked task ids, which no test uses), and a test starts a dozen workers.
+    """
+
+    what = "worker"
+
+    def __init__(
+        self,
+        db: dict,
+        broker_url: str,
+        log_dir: Path,
+        *,
+        queues: str = "celery",
+        extra_env: dict[str, str] | None = None,
+        loglevel: str = "INFO",
+    ) -> None:
+        self.name = f"test-{uuid.uuid4().hex[:8]}"
+        argv = [sys.executable, "-m", "celery", "-A", "webapp", "worker"]
+        argv += ["--pool", "prefork", "--concurrency", "1", "--loglevel", loglevel]
+        argv += ["--without-mingle", "--without-gossip", "-n", f"{self.name}@%h", "-Q", queues]
+        env = {"DATABASE_URL": database_url(db), "CELERY_BROKER_URL": broker_url}
+        super().__init__(argv, log_dir / f"{self.name}.log", {**env, **(extra_env or {})})
+
+    @property
+    def hostname_prefix(self) -> str:
+        return f"{self.name}@"
+
+    def ready(self) -> bool:
+        return " ready." in self.log()
+
+    def kill_process_tree(self) -> None:
+        """SIGKILL the worker and its pool children at once: no shutdown handler runs."""
+        import psutil
+
+        parent = psutil.Process(self.proc.pid)
+        procs = [parent, *parent.children(recursive=True)]
+        for proc in procs:
+            proc.send_signal(signal.SIGKILL)
+        psutil.wait_procs(procs, timeout=10)
+        self.stop()  # reaps the parent and closes the log
 
 
 def wait_for(predicate, timeout: float = 30, interval: float = 0.1):
