@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 
 from celery import Celery
+from celery.exceptions import CPendingDeprecationWarning
 from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
@@ -65,3 +67,16 @@ class RoutineTasksAtDebug(logging.Filter):
 
 for _name in ("celery.beat", "celery.worker.strategy", "celery.app.trace"):
     logging.getLogger(_name).addFilter(RoutineTasksAtDebug())
+
+
+@worker_ready.connect
+def _quiet_reconnect_warning(**_kwargs) -> None:
+    """Celery's notice about `worker_cancel_long_running_tasks_on_connection_loss` takes 10
+    lines per broker reconnect, i.e. many per second while the database restarts; the
+    default it announces is a choice for settings, not news. (Celery turns its warnings
+    back on while setting up logging, so this runs once the worker is ready.)"""
+    warnings.filterwarnings(
+        "ignore",
+        message=r"\s*In Celery 5\.1 we introduced an optional breaking change",
+        category=CPendingDeprecationWarning,
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+import time
 import warnings
 from pathlib import Path
 
@@ -62,6 +63,20 @@ def database_url() -> str:
     return server.get_uri()
 
 
+def _wait_for_reaping(pgdata: Path, timeout: float = 5.0) -> None:
+    """A killed postmaster is a zombie until the process that adopted it (init) reaps it,
+    and pgserver takes a zombie for a running server: give init a moment."""
+    import psutil
+
+    try:
+        pid = int(pgdata.joinpath("postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    deadline = time.monotonic() + timeout
+    while psutil.pid_exists(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def ensure_running() -> None:
     """Start the server again if it died (the same socket, so clients' URLs stay valid).
 
@@ -73,9 +88,10 @@ def ensure_running() -> None:
     pgdata = data_dir()
     if is_running(pgdata):
         return
+    _wait_for_reaping(pgdata)
     pgserver.get_server(pgdata, cleanup_mode=None).ensure_postgres_running()
-    if not is_running(pgdata):  # pgserver took a dying postmaster (a zombie) for a live one
-        raise RuntimeError("the old postmaster has not exited yet")
+    if not is_running(pgdata):  # it died again at once, or pgserver took a stale pid for it
+        raise RuntimeError(f"no live postmaster after the start; see {pgdata / 'log'}")
 
 
 def stop(pgdata: Path | None = None) -> None:

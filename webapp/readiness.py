@@ -6,7 +6,6 @@ waiting for a worker busy embedding the corpus logs nothing.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -87,15 +86,6 @@ def readiness() -> tuple[bool, dict[str, dict[str, object]]]:
     return all(c.ok for c in checks.values()), body
 
 
-def _accepts(port: int) -> bool:
-    """The web server listens (a bare connect: no request, so nothing in the access log)."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2):
-            return True
-    except OSError:
-        return False
-
-
 def _worker_answered_since(since: datetime) -> bool:
     from webapp import heartbeat
 
@@ -110,13 +100,13 @@ def _worker_answered_since(since: datetime) -> bool:
 
 def wait_until_started(
     since: datetime,
-    port: int,
+    web_listens: Callable[[], bool],
     stop: threading.Event,
     on_slow: Callable[[str], None],
     slow_after: float = 120.0,
 ) -> dict[str, dict[str, object]] | None:
     """Wait, silently, until a worker started after `since` answered a ping and the web
-    server on `port` listens; then return the /readyz checks. None if `stop` is set first.
+    server listens; then return the /readyz checks. None if `stop` is set first.
 
     No time limit: the first start embeds the corpus (25-110 s on a laptop) before the
     worker's first ping is answered. After `slow_after` seconds, `on_slow` gets one line
@@ -125,7 +115,7 @@ def wait_until_started(
     started = time.monotonic()
     warned = False
     while not stop.wait(1.0):
-        worker, web = _worker_answered_since(since), _accepts(port)
+        worker, web = _worker_answered_since(since), web_listens()
         if worker and web:
             try:
                 return readiness()[1]

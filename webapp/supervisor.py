@@ -183,6 +183,20 @@ def watch_child(child: Child, env: dict[str, str], out_lock: threading.Lock) -> 
     )
 
 
+def listens(child: Child, port: int) -> bool:
+    """`child` (not some other program) listens on `port`: asked of the kernel, so no
+    request is made and nothing lands in the access log."""
+    import psutil
+
+    if child.proc is None or child.proc.poll() is not None:
+        return False
+    try:
+        conns = psutil.Process(child.proc.pid).net_connections(kind="tcp")
+    except psutil.Error:
+        return False
+    return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in conns)
+
+
 def watch_postgres() -> Watched:
     """The embedded PostgreSQL: pg_ctl detaches it, so its pid file tells whether it runs."""
     from webapp import embedded

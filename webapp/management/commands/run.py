@@ -33,16 +33,17 @@ class Command(BaseCommand):
         public_url = os.environ.get("RCA_BASE_URL") or base_url
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCA_BASE_URL": public_url}
         out_lock = threading.Lock()
-        units = [
-            supervisor.watch_child(kid, env, out_lock)
-            for kid in supervisor.children(port, data_dir)
-        ]
+        kids = supervisor.children(port, data_dir)
+        web = next(kid for kid in kids if kid.name == "web")
+        units = [supervisor.watch_child(kid, env, out_lock) for kid in kids]
         if not os.environ.get("DATABASE_URL"):
             units.insert(0, supervisor.watch_postgres())
         sup = supervisor.Supervisor(units)
 
         def announce() -> None:
-            checks = readiness.wait_until_started(since, port, sup.stopping, supervisor.say)
+            checks = readiness.wait_until_started(
+                since, lambda: supervisor.listens(web, port), sup.stopping, supervisor.say
+            )
             if checks is None:
                 return
             failing = {name: c["detail"] for name, c in checks.items() if not c["ok"]}
