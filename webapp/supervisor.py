@@ -9,9 +9,11 @@ whole group is signalled, so Celery's beat and pool children and gunicorn's work
 with their parent, even when the parent was killed with SIGKILL. PostgreSQL is detached
 by pg_ctl, so it is watched through its `postmaster.pid` instead (see `embedded`).
 
-Own code rather than supervisord/honcho: those restart processes, but neither watches
-a detached postmaster nor fits in `make run` without a config file and a daemon; what
-we need is ~200 lines of plain functions with unit tests (tests/unit/test_supervisor.py).
+Own code rather than a library: supervisord and circus restart processes, but run as
+daemons with their own config files and cannot watch a postmaster that pg_ctl detached;
+honcho (a Procfile runner) stops everything when one process dies, which is the
+behaviour replaced here. What is needed is a restart policy and a loop, plain functions
+with fast unit tests (tests/unit/test_supervisor.py).
 """
 
 from __future__ import annotations
@@ -212,7 +214,9 @@ def watch_postgres() -> Watched:
 
 
 def say(message: str) -> None:
-    print(f"[run   ] {message}", flush=True)
+    """One line from the supervisor itself, written whole (the children's pumps write too)."""
+    sys.stdout.write(f"[run   ] {message}\n")
+    sys.stdout.flush()
 
 
 class Supervisor:
