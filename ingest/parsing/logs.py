@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, TypedDict
 
 from ingest.linear_regex import compile as linear
-from ingest.parsing.log_levels import TEXT_LEVELS, canonical_level
+from ingest.parsing.log_levels import SEVERITY, TEXT_LEVELS, canonical_level
 
 MAX_ENTRIES = 500
 MAX_MESSAGE = 2000
@@ -70,8 +70,8 @@ def _normalise_level(value: Any) -> str | None:
     if isinstance(value, (int, float)):
         # Numeric levels: Python logging (10..50) and pino/bunyan (10..60).
         number = int(value)
-        for threshold, name in ((50, "CRITICAL"), (40, "ERROR"), (30, "WARNING"), (20, "INFO")):
-            if number >= threshold:
+        for name in ("CRITICAL", "ERROR", "WARNING", "INFO"):
+            if number >= SEVERITY[name]:
                 return name
         return "DEBUG"
     text = str(value).strip().upper()[:20]
