@@ -10,21 +10,21 @@ import re
 from typing import Any
 
 from django.http import JsonResponse
-from ninja import Schema
+from pydantic import BaseModel
 
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # pydantic names union members inside `loc`; they mean nothing to a client.
 _TYPE_TAGS = {"str", "int", "float", "bool", "dict", "list", "none", "json", "datetime"}
 
 
-class ErrorItem(Schema):
+class ErrorItem(BaseModel):
     """One problem: where it is (`["body", "incident", "service"]`, `["header", ...]`) and why."""
 
     loc: list[str | int]
     msg: str
 
 
-class ApiError(Schema):
+class ApiError(BaseModel):
     """What every refused request answers: at most 50 problems, each with its path."""
 
     detail: list[ErrorItem]

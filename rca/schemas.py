@@ -14,12 +14,12 @@ from ninja import Schema
 from pydantic import Field
 
 from ingest.models import Incident, Project
-from ingest.responses import IsoTime, one_of
+from ingest.responses import Answer, IsoTime, one_of
 from rca.models import Analysis, Suggestion
 from rca.queue.claim import max_attempts
 
 
-class SuggestionOut(Schema):
+class SuggestionOut(Answer):
     id: int
     incident_id: int
     issue_id: int
@@ -44,12 +44,12 @@ class DecisionIn(Schema):
     note: str = Field("", max_length=2000)
 
 
-class Tokens(Schema):
+class Tokens(Answer):
     prompt: int
     completion: int
 
 
-class AnalysisOut(Schema):
+class AnalysisOut(Answer):
     id: int
     incident_id: int
     issue_id: int
@@ -65,7 +65,7 @@ class AnalysisOut(Schema):
     suggestion: SuggestionOut | None
 
 
-class IncidentAnalysis(Schema):
+class IncidentAnalysis(Answer):
     """An incident's analysis: its own, or its issue's latest (`reused`) when it matched one."""
 
     incident_id: int
@@ -80,12 +80,12 @@ class IncidentAnalysis(Schema):
     analysis: AnalysisOut | None
 
 
-class IssueAnalysis(Schema):
+class IssueAnalysis(Answer):
     issue_id: int
     analysis: AnalysisOut | None
 
 
-class StatusCounts(Schema):
+class StatusCounts(Answer):
     """Incidents waiting for (`pending`), in (`analyzing`) or out of attempts (`failed`)."""
 
     project: str
