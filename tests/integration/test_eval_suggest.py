@@ -10,9 +10,11 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
+from pytest_django import DjangoDbBlocker
 
 from rca.corpus.embeddings import embed_missing_chunks
 from rca.corpus.store import load_runbooks
@@ -35,23 +37,24 @@ VALIDATION_FLOOR = 0.95
 
 
 @pytest.fixture(scope="module")
-def stored_corpus(django_db_setup, django_db_blocker) -> None:
+def stored_corpus(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> None:
     with django_db_blocker.unblock():
         load_runbooks()
         embed_missing_chunks()
 
 
-def _suggest_report(cases: Path) -> dict:
+def _suggest_report(cases: Path) -> dict[str, Any]:
     out = io.StringIO()
     call_command(
         "rca", "eval", str(cases), "--suggest", "--json", "--mode", "hybrid",
         "--strategy", "weighted", stdout=out,
     )  # fmt: skip
-    return json.loads(out.getvalue())
+    report: dict[str, Any] = json.loads(out.getvalue())
+    return report
 
 
 @pytest.mark.django_db
-def test_suggestions_on_the_dev_cases_name_the_fix_and_validate(stored_corpus) -> None:
+def test_suggestions_on_the_dev_cases_name_the_fix_and_validate(stored_corpus: None) -> None:
     report = _suggest_report(DEV_CASES)
     suggest = report["suggest"]
     assert suggest["provider"] == "offline" and suggest["cases"] == 30
@@ -64,7 +67,7 @@ def test_suggestions_on_the_dev_cases_name_the_fix_and_validate(stored_corpus) -
 
 
 @pytest.mark.django_db
-def test_suggestions_on_held_out_cases(stored_corpus) -> None:
+def test_suggestions_on_held_out_cases(stored_corpus: None) -> None:
     suggest = _suggest_report(HELDOUT_CASES)["suggest"]
     assert suggest["cases"] == 36
     assert suggest["keyword_match"] >= HELDOUT_KEYWORD_FLOOR, suggest["keyword_misses"]
@@ -72,7 +75,7 @@ def test_suggestions_on_held_out_cases(stored_corpus) -> None:
 
 
 @pytest.mark.django_db
-def test_text_report_lists_rates_and_each_case(stored_corpus) -> None:
+def test_text_report_lists_rates_and_each_case(stored_corpus: None) -> None:
     out = io.StringIO()
     call_command(
         "rca", "eval", str(DEV_CASES), "--suggest", "--verbose", "--mode", "bm25", stdout=out

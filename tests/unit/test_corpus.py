@@ -12,6 +12,7 @@ import re
 import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -200,7 +201,7 @@ def runbooks() -> list[Runbook]:
     return load_directory(bundled_runbook_dir())
 
 
-def _dev_cases() -> list[dict]:
+def _dev_cases() -> list[dict[str, Any]]:
     with DEV_CASES.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from ingest.parsing.frames import Frame, make_frame
 from ingest.parsing.logs import parse_logs
 from ingest.parsing.shapes import ShapeDiff, extract_shape_diff
 from ingest.parsing.stacktrace import parse_stacktrace
-from rca.corpus.files import bundled_runbook_dir, load_directory
-from rca.suggestion.context import AnalysisContext, evidence_from_runbook
+from rca.corpus.files import Runbook, bundled_runbook_dir, load_directory
+from rca.suggestion.context import AnalysisContext, Evidence, evidence_from_runbook
 from rca.suggestion.providers import (
     OfflineProvider,
     OpenAIProvider,
@@ -33,7 +37,7 @@ ANSWER = {
 }
 
 
-def _completion(content: str, usage: dict | None = None) -> dict:
+def _completion(content: str, usage: dict[str, int] | None = None) -> dict[str, Any]:
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion",
@@ -62,9 +66,9 @@ def _error(status: int, message: str = "boom", **headers: str) -> Response:
 class ChatServer:
     """Serves the queued responses in order and records each request body and time."""
 
-    def __init__(self, httpserver, responses) -> None:
+    def __init__(self, httpserver: HTTPServer, responses: Iterable[Any]) -> None:
         self.responses = list(responses)
-        self.requests: list[dict] = []
+        self.requests: list[dict[str, Any]] = []
         self.times: list[float] = []
         httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(
             self._handle
@@ -78,7 +82,7 @@ class ChatServer:
         response = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
         return response if isinstance(response, Response) else response(body)
 
-    def provider(self, **kwargs) -> OpenAIProvider:
+    def provider(self, **kwargs: Any) -> OpenAIProvider:
         return OpenAIProvider("sk-test", self.base_url, "local-model", **kwargs)
 
 
@@ -95,12 +99,12 @@ class ChatServer:
         f'Draft: {{"note": "x"}} final: {json.dumps(ANSWER)}',
     ],
 )
-def test_answer_is_found_in_bare_json_fences_or_prose(text):
+def test_answer_is_found_in_bare_json_fences_or_prose(text: str) -> None:
     assert parse_answer(text)["action"] == ANSWER["action"]
 
 
 @pytest.mark.parametrize("text", ["", "I think you should restart it.", "{not json}", "[1, 2]"])
-def test_text_without_an_answer_object_is_a_provider_error(text):
+def test_text_without_an_answer_object_is_a_provider_error(text: str) -> None:
     with pytest.raises(ProviderError, match="action|empty"):
         parse_answer(text)
 
@@ -108,7 +112,7 @@ def test_text_without_an_answer_object_is_a_provider_error(text):
 # --------------------------------------------------------------------------- OpenAI provider
 
 
-def test_good_json_answer_becomes_a_draft_with_usage_and_latency(httpserver):
+def test_good_json_answer_becomes_a_draft_with_usage_and_latency(httpserver: HTTPServer) -> None:
     server = ChatServer(httpserver, [_ok(json.dumps(ANSWER))])
     draft = server.provider().suggest(MESSAGES)
     assert (draft.action, draft.reason, draft.runbook) == (
@@ -127,7 +131,7 @@ def test_good_json_answer_becomes_a_draft_with_usage_and_latency(httpserver):
     assert sent["response_format"] == {"type": "json_object"}
 
 
-def test_nul_characters_in_the_model_output_never_reach_the_draft(httpserver):
+def test_nul_characters_in_the_model_output_never_reach_the_draft(httpserver: HTTPServer) -> None:
     """PostgreSQL would refuse to store the suggestion; they become U+FFFD instead."""
     answer = {**ANSWER, "action": "Set in_features\u0000 to 256."}
     content = json.dumps(answer) + "\u0000"  # escaped in the JSON, and a raw one after it
@@ -137,7 +141,7 @@ def test_nul_characters_in_the_model_output_never_reach_the_draft(httpserver):
     assert draft.action == "Set in_features\ufffd to 256."
 
 
-def test_answer_in_a_json_fence_with_prose_is_parsed(httpserver):
+def test_answer_in_a_json_fence_with_prose_is_parsed(httpserver: HTTPServer) -> None:
     text = f"Looking at the frames...\n```json\n{json.dumps(ANSWER)}\n```\nGood luck."
     server = ChatServer(httpserver, [_ok(text)])
     draft = server.provider().suggest(MESSAGES)
@@ -145,7 +149,7 @@ def test_answer_in_a_json_fence_with_prose_is_parsed(httpserver):
     assert draft.raw == text
 
 
-def test_rate_limit_is_retried_after_the_delay_the_server_asks_for(httpserver):
+def test_rate_limit_is_retried_after_the_delay_the_server_asks_for(httpserver: HTTPServer) -> None:
     server = ChatServer(
         httpserver, [_error(429, "rate limited", **{"Retry-After": "0.3"}), _ok(json.dumps(ANSWER))]
     )
@@ -155,7 +159,7 @@ def test_rate_limit_is_retried_after_the_delay_the_server_asks_for(httpserver):
     assert server.times[1] - server.times[0] >= 0.29
 
 
-def test_server_errors_are_retried_until_success(httpserver):
+def test_server_errors_are_retried_until_success(httpserver: HTTPServer) -> None:
     fail = _error(500, **{"retry-after-ms": "10"})
     server = ChatServer(httpserver, [fail, fail, _ok(json.dumps(ANSWER))])
     draft = server.provider(max_retries=2).suggest(MESSAGES)
@@ -163,7 +167,9 @@ def test_server_errors_are_retried_until_success(httpserver):
     assert len(server.requests) == 3
 
 
-def test_persistent_server_error_is_a_provider_error_after_the_retries(httpserver):
+def test_persistent_server_error_is_a_provider_error_after_the_retries(
+    httpserver: HTTPServer,
+) -> None:
     server = ChatServer(httpserver, [_error(500, "overloaded", **{"retry-after-ms": "10"})])
     with pytest.raises(ProviderError, match="HTTP 500") as excinfo:
         server.provider(max_retries=2).suggest(MESSAGES)
@@ -171,8 +177,8 @@ def test_persistent_server_error_is_a_provider_error_after_the_retries(httpserve
     assert len(server.requests) == 3
 
 
-def test_server_rejecting_response_format_is_asked_again_without_it(httpserver):
-    def strict(body: dict) -> Response:
+def test_server_rejecting_response_format_is_asked_again_without_it(httpserver: HTTPServer) -> None:
+    def strict(body: dict[str, Any]) -> Response:
         if "response_format" in body:
             return _error(400, "Unrecognized request argument supplied: response_format")
         return _ok(f"```json\n{json.dumps(ANSWER)}\n```")
@@ -185,28 +191,28 @@ def test_server_rejecting_response_format_is_asked_again_without_it(httpserver):
     assert ["response_format" in body for body in server.requests] == [True, False, False]
 
 
-def test_other_bad_requests_are_not_retried_without_json_mode(httpserver):
+def test_other_bad_requests_are_not_retried_without_json_mode(httpserver: HTTPServer) -> None:
     server = ChatServer(httpserver, [_error(400, "messages too long")])
     with pytest.raises(ProviderError, match="HTTP 400"):
         server.provider().suggest(MESSAGES)
     assert len(server.requests) == 1
 
 
-def test_garbage_answer_is_a_provider_error_keeping_the_raw_text(httpserver):
+def test_garbage_answer_is_a_provider_error_keeping_the_raw_text(httpserver: HTTPServer) -> None:
     server = ChatServer(httpserver, [_ok("I am not sure what went wrong, sorry.")])
     with pytest.raises(ProviderError, match="no JSON object") as excinfo:
         server.provider().suggest(MESSAGES)
     assert excinfo.value.raw == "I am not sure what went wrong, sorry."
 
 
-def test_answer_missing_the_reason_is_a_provider_error(httpserver):
+def test_answer_missing_the_reason_is_a_provider_error(httpserver: HTTPServer) -> None:
     server = ChatServer(httpserver, [_ok(json.dumps({"action": "Set x.", "runbook": "r"}))])
     with pytest.raises(ProviderError, match="reason"):
         server.provider().suggest(MESSAGES)
 
 
-def test_slow_server_times_out_as_a_provider_error(httpserver):
-    def slow(body: dict) -> Response:
+def test_slow_server_times_out_as_a_provider_error(httpserver: HTTPServer) -> None:
+    def slow(body: dict[str, Any]) -> Response:
         time.sleep(0.5)
         return _ok(json.dumps(ANSWER))
 
@@ -220,7 +226,9 @@ def test_slow_server_times_out_as_a_provider_error(httpserver):
 _LLM_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "RCA_LLM_MODEL")
 
 
-def test_offline_provider_is_the_default_without_key_or_base_url(monkeypatch):
+def test_offline_provider_is_the_default_without_key_or_base_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     for name in _LLM_VARS:
         monkeypatch.delenv(name, raising=False)
     provider, name = provider_from_settings()
@@ -228,7 +236,9 @@ def test_offline_provider_is_the_default_without_key_or_base_url(monkeypatch):
     assert isinstance(provider, OfflineProvider)
 
 
-def test_base_url_alone_selects_an_openai_compatible_server(monkeypatch):
+def test_base_url_alone_selects_an_openai_compatible_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     for name in _LLM_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
@@ -242,15 +252,15 @@ def test_base_url_alone_selects_an_openai_compatible_server(monkeypatch):
 # --------------------------------------------------------------------------- offline provider
 
 
-def _case(case_id: str) -> dict:
+def _case(case_id: str) -> dict[str, Any]:
     for line in CASES.read_text(encoding="utf-8").splitlines():
-        case = json.loads(line)
+        case: dict[str, Any] = json.loads(line)
         if case["id"] == case_id:
             return case
     raise LookupError(case_id)
 
 
-def _context(case: dict, slug: str, score: float = 0.72) -> AnalysisContext:
+def _context(case: dict[str, Any], slug: str, score: float = 0.72) -> AnalysisContext:
     """Build the context the pipeline would: parsed frames, logs and shapes, one runbook."""
     runbooks = {rb.slug: rb for rb in load_directory(bundled_runbook_dir())}
     chain = parse_stacktrace(case["traceback"]) if case["traceback"] else []
@@ -278,7 +288,9 @@ def _context(case: dict, slug: str, score: float = 0.72) -> AnalysisContext:
         ("c106", "version-transformers-import-error"),
     ],
 )
-def test_offline_draft_on_real_case_validates_and_cites_the_runbook(case_id, slug):
+def test_offline_draft_on_real_case_validates_and_cites_the_runbook(
+    case_id: str, slug: str
+) -> None:
     ctx = _context(_case(case_id), slug)
     draft = OfflineProvider().suggest(ctx)
     result = validate(draft, ctx)
@@ -288,18 +300,18 @@ def test_offline_draft_on_real_case_validates_and_cites_the_runbook(case_id, slu
     assert draft.confidence == 0.72
 
 
-def test_offline_reason_names_the_mismatched_dimensions():
+def test_offline_reason_names_the_mismatched_dimensions() -> None:
     ctx = _context(_case("c014"), "matmul-shape-mismatch-incompatible-components")
     assert "4096 instead of 768" in OfflineProvider().suggest(ctx).reason
 
 
-def test_offline_reason_names_the_failing_frame_exactly_as_in_the_frames():
+def test_offline_reason_names_the_failing_frame_exactly_as_in_the_frames() -> None:
     ctx = _context(_case("c045"), "nan-loss-numerical-ops")
     reason = OfflineProvider().suggest(ctx).reason
     assert "/home/rfnet_project/rfnet-master/utils/math_utils.py:distance_matrix_vector" in reason
 
 
-def test_offline_draft_for_a_hand_built_matmul_mismatch_mentions_both_widths():
+def test_offline_draft_for_a_hand_built_matmul_mismatch_mentions_both_widths() -> None:
     runbook = {rb.slug: rb for rb in load_directory(bundled_runbook_dir())}[
         "matmul-shape-mismatch-linear"
     ]
@@ -316,13 +328,13 @@ def test_offline_draft_for_a_hand_built_matmul_mismatch_mentions_both_widths():
     assert validate(draft, ctx).ok
 
 
-def test_offline_provider_is_deterministic():
+def test_offline_provider_is_deterministic() -> None:
     ctx = _context(_case("c020"), "conv-channel-mismatch-grayscale-rgba")
     first, second = OfflineProvider().suggest(ctx), OfflineProvider().suggest(ctx)
     assert (first.action, first.reason, first.raw) == (second.action, second.reason, second.raw)
 
 
-def test_offline_provider_without_evidence_is_a_provider_error():
+def test_offline_provider_without_evidence_is_a_provider_error() -> None:
     with pytest.raises(ProviderError, match="no runbook"):
         OfflineProvider().suggest(AnalysisContext(error_type="E", message="m"))
 
@@ -330,11 +342,11 @@ def test_offline_provider_without_evidence_is_a_provider_error():
 # --------------------------------------------------------------------------- offline: fit
 
 
-def _runbooks() -> dict:
+def _runbooks() -> dict[str, Runbook]:
     return {rb.slug: rb for rb in load_directory(bundled_runbook_dir())}
 
 
-def _evidence(*ranked: tuple[str, float]) -> list:
+def _evidence(*ranked: tuple[str, float]) -> list[Evidence]:
     runbooks = _runbooks()
     return [evidence_from_runbook(runbooks[slug], score) for slug, score in ranked]
 
@@ -353,18 +365,11 @@ _OOM_RUNBOOKS = (
 )
 
 
-def _frame(filename: str, function: str, line: str, in_app: bool = True) -> dict:
-    return {
-        "filename": filename,
-        "function": function,
-        "lineno": 10,
-        "module": "",
-        "in_app": in_app,
-        "context_line": line,
-    }
+def _frame(filename: str, function: str, line: str, in_app: bool = True) -> Frame:
+    return make_frame(filename, function, 10, context_line=line, in_app=in_app)
 
 
-def test_offline_picks_a_training_fix_for_an_oom_raised_in_backward():
+def test_offline_picks_a_training_fix_for_an_oom_raised_in_backward() -> None:
     """The message's own advice (expandable segments) does not fit: hardly any reserved
     memory is unallocated, and the frames show a training step."""
     ctx = AnalysisContext(
@@ -387,7 +392,7 @@ def test_offline_picks_a_training_fix_for_an_oom_raised_in_backward():
     assert validate(draft, ctx).ok
 
 
-def test_offline_picks_a_serving_fix_for_the_same_oom_raised_in_a_request_handler():
+def test_offline_picks_a_serving_fix_for_the_same_oom_raised_in_a_request_handler() -> None:
     ctx = AnalysisContext(
         error_type="torch.cuda.OutOfMemoryError",
         message=_OOM,
@@ -403,7 +408,7 @@ def test_offline_picks_a_serving_fix_for_the_same_oom_raised_in_a_request_handle
     assert validate(draft, ctx).ok
 
 
-def test_offline_keeps_the_fragmentation_fix_when_the_figures_show_fragmentation():
+def test_offline_keeps_the_fragmentation_fix_when_the_figures_show_fragmentation() -> None:
     message = _OOM.replace("187.45 MiB is reserved", "9.20 GiB is reserved")
     ctx = AnalysisContext(
         error_type="torch.cuda.OutOfMemoryError",
@@ -415,7 +420,7 @@ def test_offline_keeps_the_fragmentation_fix_when_the_figures_show_fragmentation
     assert "expandable_segments" in draft.action
 
 
-def test_offline_permutes_a_channels_last_batch_even_below_the_grayscale_runbook():
+def test_offline_permutes_a_channels_last_batch_even_below_the_grayscale_runbook() -> None:
     """224 "channels" where 3 are needed and the last axis is 3: an NHWC batch, not a
     grayscale image; the axis indices in the runbook's example are dropped to validate."""
     message = (
@@ -437,7 +442,7 @@ def test_offline_permutes_a_channels_last_batch_even_below_the_grayscale_runbook
     assert validate(draft, ctx).ok
 
 
-def test_offline_adds_the_batch_axis_when_the_shapes_say_it_is_missing():
+def test_offline_adds_the_batch_axis_when_the_shapes_say_it_is_missing() -> None:
     ctx = AnalysisContext(
         error_type="ValueError",
         message="Input 0 of layer model is incompatible with the layer",
@@ -454,7 +459,7 @@ def test_offline_adds_the_batch_axis_when_the_shapes_say_it_is_missing():
     assert "feature/channel axis" in OfflineProvider().suggest(ctx).action
 
 
-def test_offline_strips_the_prefix_the_state_dict_keys_show():
+def test_offline_strips_the_prefix_the_state_dict_keys_show() -> None:
     message = (
         "Error(s) in loading state_dict for Net:\n"
         '\tMissing key(s) in state_dict: "conv1.weight", "fc.bias".\n'
@@ -469,7 +474,7 @@ def test_offline_strips_the_prefix_the_state_dict_keys_show():
     assert OfflineProvider().suggest(ctx).action.startswith("Strip the prefix")
 
 
-def test_offline_considers_only_runbooks_of_the_top_class_ranked_nearly_as_high():
+def test_offline_considers_only_runbooks_of_the_top_class_ranked_nearly_as_high() -> None:
     serialization = "/usr/lib/python3/site-packages/torch/serialization.py"
     ctx = AnalysisContext(
         error_type="RuntimeError",
@@ -493,7 +498,7 @@ def test_offline_considers_only_runbooks_of_the_top_class_ranked_nearly_as_high(
     assert "map_location" in draft.action  # the fix for the user's own torch.load call
 
 
-def test_offline_shortens_an_over_long_step_by_dropping_its_example():
+def test_offline_shortens_an_over_long_step_by_dropping_its_example() -> None:
     ctx = AnalysisContext(
         error_type="RuntimeError",
         message="[TRT] [E] 1: Serialization assertion magicTagRead == kMAGIC_TAG failed",
@@ -504,7 +509,7 @@ def test_offline_shortens_an_over_long_step_by_dropping_its_example():
     assert "trtexec" not in draft.action and validate(draft, ctx).ok
 
 
-def test_offline_reason_names_the_dtypes_of_a_type_mismatch():
+def test_offline_reason_names_the_dtypes_of_a_type_mismatch() -> None:
     ctx = _context(_case("c037"), "dtype-mismatch-input-weight-type")
     reason = OfflineProvider().suggest(ctx).reason
     assert "CUDAFloatTensor and CUDAHalfTensor" in reason
@@ -513,7 +518,9 @@ def test_offline_reason_names_the_dtypes_of_a_type_mismatch():
 @pytest.mark.parametrize(
     "case_id", [json.loads(line)["id"] for line in CASES.read_text().splitlines()]
 )
-def test_offline_draft_validates_for_every_dev_case_with_its_category_runbooks(case_id):
+def test_offline_draft_validates_for_every_dev_case_with_its_category_runbooks(
+    case_id: str,
+) -> None:
     """Whatever step fits, the draft cites a given runbook and passes validation."""
     case = _case(case_id)
     same_class = [rb for rb in _runbooks().values() if rb.failure_class == case["category"]]
@@ -535,7 +542,7 @@ def _matmul_ctx() -> AnalysisContext:
     )
 
 
-def test_offline_reason_offers_the_runner_up_fix_when_it_is_a_different_one():
+def test_offline_reason_offers_the_runner_up_fix_when_it_is_a_different_one() -> None:
     ctx = _matmul_ctx()
     draft = OfflineProvider().suggest(ctx)
     first, _, alternative = draft.reason.partition(" If that does not apply: ")
@@ -548,7 +555,9 @@ def test_offline_reason_offers_the_runner_up_fix_when_it_is_a_different_one():
     assert validate(draft, ctx).ok
 
 
-def test_offline_leaves_the_alternative_out_when_the_reason_would_grow_too_long(monkeypatch):
+def test_offline_leaves_the_alternative_out_when_the_reason_would_grow_too_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import rca.suggestion.providers.offline as offline
 
     full = OfflineProvider().suggest(_matmul_ctx()).reason
@@ -557,7 +566,7 @@ def test_offline_leaves_the_alternative_out_when_the_reason_would_grow_too_long(
     assert OfflineProvider().suggest(_matmul_ctx()).reason == first
 
 
-def test_dropping_asides_keeps_the_parentheses_of_code():
+def test_dropping_asides_keeps_the_parentheses_of_code() -> None:
     from rca.suggestion.providers.wording import drop_asides, shorten
 
     action = "Call `scaler.unscale_()` and read `x.size(0)` before clipping (see the AMP notes)"
@@ -576,7 +585,7 @@ _OLD_OOM = (
 )
 
 
-def test_offline_does_not_offer_another_frameworks_step():
+def test_offline_does_not_offer_another_frameworks_step() -> None:
     """A transformers server's OOM while loading: the diffusers step (half precision and
     offload, which fits the loading) is not for it."""
     ctx = AnalysisContext(
@@ -628,7 +637,9 @@ It runs.
         ("\n   Applies: {unless: [memory-not-fragmented]}", "Reduce the batch size."),
     ],
 )
-def test_a_users_runbook_steers_the_offline_step_with_its_applies_line(applies, expected):
+def test_a_users_runbook_steers_the_offline_step_with_its_applies_line(
+    applies: str, expected: str
+) -> None:
     """Without metadata the runbook's first step wins; with it, the incident's figures (memory
     really allocated) rule that step out, and no code names either step."""
     from rca.corpus.files import parse_runbook

@@ -81,7 +81,7 @@ MESSAGE_8_8_S = "(1," + "1" * 26 + "!"
 
 
 @pytest.mark.parametrize("name", UNTRUSTED_TEXT_MODULES)
-def test_patterns_over_untrusted_text_are_compiled_with_re2(name):
+def test_patterns_over_untrusted_text_are_compiled_with_re2(name: str) -> None:
     module = importlib.import_module(name)
     backtracking = [
         attr
@@ -94,7 +94,7 @@ def test_patterns_over_untrusted_text_are_compiled_with_re2(name):
 
 
 @pytest.mark.parametrize("name", UNTRUSTED_TEXT_MODULES)
-def test_untrusted_text_modules_call_no_re_function(name):
+def test_untrusted_text_modules_call_no_re_function(name: str) -> None:
     """A pattern written inline (``re.sub(r"...", ...)``) would escape the check above."""
     path = ROOT / (name.replace(".", "/") + ".py")
     tree = ast.parse(path.read_text())
@@ -118,20 +118,20 @@ def test_untrusted_text_modules_call_no_re_function(name):
     assert [c for c in calls if c[0] not in allowed_lines] == []
 
 
-def test_a_pattern_re2_cannot_run_in_linear_time_is_refused():
+def test_a_pattern_re2_cannot_run_in_linear_time_is_refused() -> None:
     for pattern in (r"(?=x)a", r"(?<!x)a", r"(a)\1", r"a(?!b)"):
         with pytest.raises(UnsupportedPattern, match="not a linear-time"):
             linear(pattern)
 
 
-def test_linear_patterns_keep_re_unicode_classes():
+def test_linear_patterns_keep_re_unicode_classes() -> None:
     """RE2 alone reads \\s and \\d as ASCII; a no-break space must still be a space."""
     assert linear(r"\s+").sub(" ", "a\u00a0\u2003b") == "a b"
     assert linear(r"\d+").findall("\u0661\u0662 34") == ["\u0661\u0662", "34"]
     assert linear(r"\w+").findall("josé_1") == ["josé_1"]
 
 
-def test_lone_surrogates_in_text_are_matched_not_raised():
+def test_lone_surrogates_in_text_are_matched_not_raised() -> None:
     assert linear(r"\d+").sub("<n>", "a\ud80012") == "a?<n>"
 
 
@@ -139,7 +139,7 @@ def test_lone_surrogates_in_text_are_matched_not_raised():
 
 
 @pytest.mark.timeout(30)
-def test_digit_tuple_that_took_8_8_seconds_normalises_to_the_same_text():
+def test_digit_tuple_that_took_8_8_seconds_normalises_to_the_same_text() -> None:
     """The ``(1,1111…!`` message backtracked exponentially in the tuple normaliser."""
     assert grouping.normalise_message(MESSAGE_8_8_S) == "(<n>,<n>!"
     assert grouping.normalise_message(_tuple_bomb(1_990)) == "(<n>,<n>!"
@@ -148,7 +148,7 @@ def test_digit_tuple_that_took_8_8_seconds_normalises_to_the_same_text():
 
 
 @pytest.mark.timeout(30)
-def test_the_8_8_second_message_still_groups_like_any_tuple_message():
+def test_the_8_8_second_message_still_groups_like_any_tuple_message() -> None:
     same = grouping.fingerprint("ValueError", [], _tuple_bomb(1_990))
     assert same == grouping.fingerprint("ValueError", [], "(2,3!")
 
@@ -156,7 +156,7 @@ def test_the_8_8_second_message_still_groups_like_any_tuple_message():
 # --------------------------------------------------------------------------- runbooks
 
 
-def test_every_bundled_runbook_loads_with_re2_signals():
+def test_every_bundled_runbook_loads_with_re2_signals() -> None:
     runbooks = corpus.load_directory(corpus.bundled_runbook_dir())
     assert len(runbooks) > 50
     for runbook in runbooks:
@@ -164,7 +164,7 @@ def test_every_bundled_runbook_loads_with_re2_signals():
             assert is_linear(corpus._compiled(pattern))
 
 
-def test_runbook_with_a_lookahead_signal_is_refused_naming_runbook_and_field():
+def test_runbook_with_a_lookahead_signal_is_refused_naming_runbook_and_field() -> None:
     path = corpus.bundled_runbook_dir() / "device-mismatch-input-weight-type.md"
     text = path.read_text().replace(
         "  - 'Input type \\(CUDA\\w+\\) and weight type \\(CPU\\w+\\)'",
@@ -189,7 +189,9 @@ def test_runbook_with_a_lookahead_signal_is_refused_naming_runbook_and_field():
         ("Input type (torch.cuda.FloatTensor) and weight type (torch.cudaFloat)", "v", 0),
     ],
 )
-def test_rewritten_bundled_signals_keep_their_meaning(message, slug, expected):
+def test_rewritten_bundled_signals_keep_their_meaning(
+    message: str, slug: str, expected: int
+) -> None:
     slugs = {"d": "dtype-mismatch-input-weight-type", "v": "device-mismatch-input-weight-type"}
     runbook = corpus.parse_runbook(
         (corpus.bundled_runbook_dir() / f"{slugs[slug]}.md").read_text(), slugs[slug]
@@ -299,7 +301,7 @@ def _every_function(text: str) -> None:
 @pytest.mark.timeout(600)
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=adversarial_text)
-def test_every_untrusted_text_function_returns_on_adversarial_input(text):
+def test_every_untrusted_text_function_returns_on_adversarial_input(text: str) -> None:
     _every_function(text)
 
 
@@ -316,12 +318,12 @@ def test_every_untrusted_text_function_returns_on_adversarial_input(text):
         pytest.param("1." * (1 << 19), id="1MiB-dotted-number"),
     ],
 )
-def test_one_mebibyte_lines_are_handled(line):
+def test_one_mebibyte_lines_are_handled(line: str) -> None:
     _every_function(line)
 
 
 @pytest.mark.timeout(120)
-def test_prompt_of_an_adversarial_incident_is_built():
+def test_prompt_of_an_adversarial_incident_is_built() -> None:
     from rca.suggestion.context import AnalysisContext
 
     text = "<" + " " * 100_000 + "untrusted-data" + _tuple_bomb(10_000)

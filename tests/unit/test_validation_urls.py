@@ -62,7 +62,7 @@ def _ctx() -> AnalysisContext:
         ("Reinstall torch from https://download.pytorch.org.evil.example/whl.", "Mirror."),
     ],
 )
-def test_a_url_the_cited_runbook_lacks_fails_validation(action: str, reason: str):
+def test_a_url_the_cited_runbook_lacks_fails_validation(action: str, reason: str) -> None:
     result = validate(_Answer(action, reason), _ctx())
     assert not result.ok
     assert result.urls_grounded is False
@@ -72,7 +72,7 @@ def test_a_url_the_cited_runbook_lacks_fails_validation(action: str, reason: str
     assert "evil" in complaint or "javascript:" in complaint  # names what to remove
 
 
-def test_a_url_from_the_cited_runbook_passes():
+def test_a_url_from_the_cited_runbook_passes() -> None:
     result = validate(
         _Answer(
             "Reinstall torch from https://download.pytorch.org/whl/cu121.",
@@ -84,7 +84,7 @@ def test_a_url_from_the_cited_runbook_passes():
     assert result.urls_grounded is True
 
 
-def test_a_url_from_another_runbook_is_not_enough():
+def test_a_url_from_another_runbook_is_not_enough() -> None:
     answer = _Answer(
         "Reinstall torch from https://download.pytorch.org/whl/cu121.", "Wrong wheel.", "other"
     )
@@ -93,7 +93,7 @@ def test_a_url_from_another_runbook_is_not_enough():
     assert validate(answer, ctx).urls_grounded is False
 
 
-def test_suggestions_without_urls_are_unaffected():
+def test_suggestions_without_urls_are_unaffected() -> None:
     result = validate(_Answer("Reinstall torch with the cu121 wheel.", "Driver mismatch."), _ctx())
     assert result.urls_grounded is True
     assert not any("URL" in c for c in result.complaints)
@@ -108,11 +108,11 @@ def test_suggestions_without_urls_are_unaffected():
         "Set x.shape to (4, 512) in model.py:12.",
     ],
 )
-def test_code_names_and_file_names_are_not_urls(text: str):
+def test_code_names_and_file_names_are_not_urls(text: str) -> None:
     assert urls_in(text) == []
 
 
-def test_unsourced_urls_compares_without_trailing_punctuation_or_case():
+def test_unsourced_urls_compares_without_trailing_punctuation_or_case() -> None:
     runbook = ["See https://Download.PyTorch.org/whl/cu121 for wheels."]
     text = "Reinstall from https://download.pytorch.org/whl/cu121, then retry."
     assert unsourced_urls(text, runbook) == []
@@ -123,6 +123,6 @@ def test_unsourced_urls_compares_without_trailing_punctuation_or_case():
     st.text(max_size=300)
     | st.text(alphabet=st.sampled_from(list("htps:/.wcom<>()[]` ")), max_size=200)
 )
-def test_urls_in_takes_any_text_and_returns_pieces_of_it(text: str):
+def test_urls_in_takes_any_text_and_returns_pieces_of_it(text: str) -> None:
     for url in urls_in(text):
         assert url and url in text
