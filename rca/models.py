@@ -220,3 +220,18 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} for issue {self.issue_id}: {self.status}"
+
+
+class SlackRequest(models.Model):
+    """A signed Slack request already handled, kept while its timestamp is fresh.
+
+    Slack signs a timestamp and the body, so the signature names one request; seeing it
+    again inside the five-minute window is a replay. A row (not process memory) makes that
+    hold across gunicorn workers; rows older than the window are purged as new ones come.
+    """
+
+    signature = models.CharField(max_length=64, unique=True)
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"Slack request {self.signature[:12]}… at {self.received_at}"

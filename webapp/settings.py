@@ -260,6 +260,9 @@ RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
 SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
 # Hosts other than hooks.slack.com that webhooks may post to (http allowed there too).
 RCA_WEBHOOK_ALLOWED_HOSTS = env.list("RCA_WEBHOOK_ALLOWED_HOSTS", default=[])
+# The Slack app's signing secret: set, suggestion messages carry Accept / Reject buttons and
+# POST /slack/interactions accepts requests signed with it (rca/notify/slack/interactions.py).
+SLACK_SIGNING_SECRET = env("SLACK_SIGNING_SECRET", default="")
 # More than THRESHOLD new issues within WINDOW minutes (per project): the rest form one digest.
 RCA_SLACK_DIGEST_THRESHOLD = env.int("RCA_SLACK_DIGEST_THRESHOLD", default=5)
 RCA_SLACK_DIGEST_WINDOW_MINUTES = env.float("RCA_SLACK_DIGEST_WINDOW_MINUTES", default=5.0)

@@ -5,7 +5,16 @@ from django.urls import path
 
 from ingest import views as sentry_views
 from webapp.api import api
-from webapp.views import analysis, auth, health, issues, project_settings, runbooks, timeline
+from webapp.views import (
+    analysis,
+    auth,
+    health,
+    issues,
+    project_settings,
+    runbooks,
+    slack,
+    timeline,
+)
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -41,4 +50,5 @@ urlpatterns = [
     path("projects/<slug:slug>/dsn/rotate", project_settings.rotate_dsn, name="rotate-dsn"),
     path("projects/<slug:slug>/slack", project_settings.slack_webhook, name="slack-webhook"),
     path("projects/<slug:slug>/slack/test", project_settings.slack_test, name="slack-test"),
+    path("slack/interactions", slack.interactions, name="slack-interactions"),
 ]

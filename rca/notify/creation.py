@@ -88,6 +88,8 @@ def _issue_event(kind: str, issue: Issue, suggestion: Suggestion | None = None) 
             validation=suggestion.validation or {},
             provider=suggestion.provider,
             model=suggestion.model,
+            id=suggestion.pk,
+            incident_id=suggestion.incident_id,
         )
     return build_payload(IssueEvent(kind, issue.project.name, info, extra))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -15,6 +16,7 @@ from rca.notify.slack import (
     WebhookURLNotAllowed,
     build_payload,
     classify,
+    decided_blocks,
     mask_url,
     parse_retry_after,
     target_of,
@@ -94,6 +96,49 @@ def test_failed_checks_show_warning_badges():
     assert "⚠️ not validated" in badges
     assert "⚠️ grounded in runbook" in badges
     assert "⚠️ stack paths 50%" in badges
+
+
+def _actions(payload: dict) -> list[dict]:
+    return [b for b in payload["blocks"] if b["type"] == "actions"]
+
+
+def test_suggestion_has_accept_and_reject_buttons_when_a_signing_secret_is_set(settings):
+    settings.SLACK_SIGNING_SECRET = "s3cr3t"
+    action = 'Click <https://evil.example|"here"> & "go"'
+    hostile = replace(SUGGESTION, id=7, incident_id=9, action=action)
+    payload = build_payload(IssueEvent("suggestion", "p", ISSUE, hostile), base_url=BASE)
+    [actions] = _actions(payload)
+    accept, reject = actions["elements"]
+    assert (actions["block_id"], accept["action_id"], reject["action_id"]) == (
+        "rca_decision",
+        "rca_accept",
+        "rca_reject",
+    )
+    assert accept["value"] == reject["value"] == "7"  # the suggestion's id and nothing else
+    assert reject["url"] == f"{BASE}/issues/42?incident=9#suggestion"  # the reason is written there
+    assert "evil" not in json.dumps(actions)
+    assert payload["blocks"][-1]["type"] == "context"  # the issue link stays last
+
+
+def test_no_buttons_without_a_signing_secret_or_on_other_messages(settings):
+    settings.SLACK_SIGNING_SECRET = ""
+    with_id = replace(SUGGESTION, id=7)
+    assert not _actions(build_payload(IssueEvent("suggestion", "p", ISSUE, with_id)))
+    settings.SLACK_SIGNING_SECRET = "s3cr3t"
+    assert not _actions(build_payload(IssueEvent("new_issue", "p", ISSUE)))
+    assert not _actions(build_payload(IssueEvent("suggestion", "p", ISSUE, SUGGESTION)))  # no id
+
+
+def test_a_decided_message_loses_its_buttons_and_says_who_escaped():
+    payload = build_payload(
+        IssueEvent("suggestion", "p", ISSUE, replace(SUGGESTION, id=7)),
+        base_url=BASE,
+        interactive=True,
+    )
+    blocks = decided_blocks(payload["blocks"], "✅ Accepted by <!channel> & co")
+    assert not _actions({"blocks": blocks})
+    assert blocks[:-1] == [b for b in payload["blocks"] if b["type"] != "actions"]
+    assert blocks[-1]["elements"][0]["text"] == "✅ Accepted by &lt;!channel&gt; &amp; co"
 
 
 def test_regression_has_its_own_header():

@@ -11,7 +11,10 @@ One idea per module, so each can be read (and changed) on its own: :mod:`.events
 message is about), :mod:`.urls` (which webhook URLs are accepted, and how they are masked
 and hashed), :mod:`.payloads` (the Block Kit JSON) and :mod:`.sending` (one POST and what
 Slack's answer means). Importers use this package; its submodules are an implementation
-detail.
+detail -- except the Accept / Reject buttons' two modules, which the interactivity view
+imports directly: :mod:`.interactions` (signature check and payload parsing, pure) and
+:mod:`.clicks` (what a verified click does; the only one here that uses the ORM, so it
+is not imported by this package).
 """
 
 from __future__ import annotations
@@ -25,8 +28,13 @@ from rca.notify.slack.events import (
     TestEvent,
 )
 from rca.notify.slack.payloads import (
+    ACCEPT_ACTION,
+    DECISION_BLOCK,
+    REJECT_ACTION,
     SlackPayload,
     build_payload,
+    decided_blocks,
+    decision_block,
     escape,
     issue_url,
     validation_badges,
@@ -41,6 +49,9 @@ from rca.notify.slack.urls import (
 )
 
 __all__ = [
+    "ACCEPT_ACTION",
+    "DECISION_BLOCK",
+    "REJECT_ACTION",
     "SLACK_HOST",
     "DigestEvent",
     "Event",
@@ -53,6 +64,8 @@ __all__ = [
     "WebhookURLNotAllowed",
     "build_payload",
     "classify",
+    "decided_blocks",
+    "decision_block",
     "escape",
     "issue_url",
     "mask_url",

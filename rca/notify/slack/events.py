@@ -29,6 +29,8 @@ class SuggestionInfo:
     validation: dict[str, Any] = field(default_factory=dict)
     provider: str = ""
     model: str = ""
+    id: int = 0  # the Suggestion's pk, which the Accept / Reject buttons name (0: no buttons)
+    incident_id: int = 0  # the occurrence it was written for: the page Reject opens shows it
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,12 @@ SECTION_LIMIT = 3000
 FIELD_LIMIT = 2000
 DIGEST_LISTED = 20  # issues named in a digest; the rest are counted
 
+# The Accept / Reject buttons on a suggestion message: fixed ids, and a value that is the
+# suggestion's pk and nothing else, so no user text ever reaches an id or a value.
+DECISION_BLOCK = "rca_decision"
+ACCEPT_ACTION = "rca_accept"
+REJECT_ACTION = "rca_reject"
+
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
@@ -42,14 +48,26 @@ class TextObject(TypedDict):
     emoji: NotRequired[bool]
 
 
+class Button(TypedDict):
+    """A Block Kit button; ``url`` makes Slack open that page as well as tell us."""
+
+    type: str
+    action_id: str
+    value: str
+    text: TextObject
+    style: NotRequired[str]
+    url: NotRequired[str]
+
+
 class Block(TypedDict, total=False):
-    """The three blocks we send: header and section carry ``text`` (a section may carry
-    ``fields`` instead), context carries ``elements``."""
+    """The blocks we send: header and section carry ``text`` (a section may carry
+    ``fields`` instead), context carries text ``elements``, actions carries buttons."""
 
     type: Required[str]
+    block_id: str
     text: TextObject
     fields: list[TextObject]
-    elements: list[TextObject]
+    elements: list[TextObject | Button]
 
 
 class SlackPayload(TypedDict):
@@ -119,6 +137,48 @@ def _context(text: str) -> Block:
     return {"type": "context", "elements": [_mrkdwn(text[:SECTION_LIMIT])]}
 
 
+def _button(action_id: str, label: str, suggestion_id: int, style: str, url: str = "") -> Button:
+    button: Button = {
+        "type": "button",
+        "action_id": action_id,
+        "value": str(int(suggestion_id)),
+        "text": {"type": "plain_text", "text": label, "emoji": True},
+        "style": style,
+    }
+    if url:
+        button["url"] = url
+    return button
+
+
+def suggestion_url(issue_id: int, incident_id: int = 0, base_url: str | None = None) -> str:
+    """The issue page showing the occurrence a suggestion was written for, at the suggestion."""
+    occurrence = f"?incident={int(incident_id)}" if incident_id else ""
+    return f"{issue_url(issue_id, base_url)}{occurrence}#suggestion"
+
+
+def decision_block(
+    suggestion_id: int, issue_id: int, incident_id: int = 0, base_url: str | None = None
+) -> Block:
+    """Accept decides from Slack; Reject opens the issue page, where the reason is written
+    (a button cannot carry a note, and a rejection without one is never recorded)."""
+    page = suggestion_url(issue_id, incident_id, base_url)
+    return {
+        "type": "actions",
+        "block_id": DECISION_BLOCK,
+        "elements": [
+            _button(ACCEPT_ACTION, "Accept", suggestion_id, "primary"),
+            _button(REJECT_ACTION, "Reject…", suggestion_id, "danger", page),
+        ],
+    }
+
+
+def decided_blocks(blocks: list[Block], line: str) -> list[Block]:
+    """The message after a decision: its blocks without the buttons, and `line` (escaped
+    here) as a context line at the end, e.g. "✅ Accepted by alice"."""
+    kept = [b for b in blocks if b.get("block_id") != DECISION_BLOCK]
+    return [*kept, _context(_clip(line, 300))]
+
+
 def _field(label: str, value: str) -> TextObject:
     return _mrkdwn(f"*{label}*\n{value}"[:FIELD_LIMIT])
 
@@ -156,7 +216,7 @@ _HEADERS = {
 }
 
 
-def _issue_payload(event: IssueEvent, base_url: str | None) -> SlackPayload:
+def _issue_payload(event: IssueEvent, base_url: str | None, interactive: bool) -> SlackPayload:
     issue, url = event.issue, issue_url(event.issue.id, base_url)
     title = _clip(issue.title or issue.error_type or f"Issue {issue.id}", 300)
     fields = [
@@ -182,6 +242,8 @@ def _issue_payload(event: IssueEvent, base_url: str | None) -> SlackPayload:
         by = _clip(f"{s.provider} {s.model}".strip() or "unknown", 200)
         facts.append(f"by {by}")
         blocks.append(_context(" · ".join(facts)))
+        if interactive and s.id:
+            blocks.append(decision_block(s.id, issue.id, s.incident_id, base_url))
         text += f" -> {_clip(s.action, 300)}"
     blocks.append(_context(f"<{url}|Open issue #{issue.id} in Rootcause>"))
     return {"text": f"{text} {url}", "blocks": blocks}
@@ -231,14 +293,20 @@ def _test_payload(event: TestEvent, base_url: str | None) -> SlackPayload:
     }
 
 
-def build_payload(event: Event, *, base_url: str | None = None) -> SlackPayload:
+def build_payload(
+    event: Event, *, base_url: str | None = None, interactive: bool | None = None
+) -> SlackPayload:
     """The JSON body for Slack: Block Kit `blocks` plus the plain `text` notifications show.
 
     Every piece of user text is defanged and escaped; only our own links are raw, and
-    Slack is told not to unfurl (fetch and preview) any URL in the message.
+    Slack is told not to unfurl (fetch and preview) any URL in the message. A suggestion
+    gets Accept / Reject buttons when `interactive` (default: a SLACK_SIGNING_SECRET is
+    set, without which Slack's clicks could not be verified, so they are not offered).
     """
+    if interactive is None:
+        interactive = bool(settings.SLACK_SIGNING_SECRET)
     if isinstance(event, IssueEvent):
-        payload = _issue_payload(event, base_url)
+        payload = _issue_payload(event, base_url, interactive)
     elif isinstance(event, DigestEvent):
         payload = _digest_payload(event, base_url)
     else:
