@@ -45,9 +45,10 @@ test: $(STAMP) test-tools ## run the whole test suite (unit, integration, browse
 # start without SECRET_KEY; `make run` keeps its own in .data/secret_key).
 lint bench: export SECRET_KEY ?= $(shell head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-lint: $(STAMP) ## ruff lint + format check, mypy, migrations in sync
+lint: $(STAMP) ## ruff lint + format check, mypy (strict on ingest and rca), migrations in sync
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@# strictness per package lives in pyproject.toml [tool.mypy]: ingest.* and rca.* strict
 	$(VENV)/bin/mypy webapp ingest rca
 	$(PY) manage.py makemigrations --check --dry-run
 
