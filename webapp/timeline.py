@@ -15,7 +15,7 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import timezone
 
-from ingest.models import Issue, Project
+from ingest.models import Incident, Issue, Project
 from rca.models import Suggestion
 from webapp import access
 
@@ -123,11 +123,14 @@ def timeline_issues(user, filters: Filters, now: datetime | None = None) -> Time
     pages = max(1, -(-total // PAGE_SIZE))
     page = min(filters.page, pages)
     current = Suggestion.objects.filter(issue=OuterRef("pk")).order_by("-created_at", "-pk")
+    # The latest occurrence's environment: "demo" marks the first-run demo's issues.
+    latest = Incident.objects.filter(issue=OuterRef("pk")).order_by("-received_at")
     rows = (
         qs.select_related("project")
         .annotate(
             suggested_action=Subquery(current.values("action")[:1]),
             suggestion_status=Subquery(current.values("status")[:1]),
+            latest_environment=Subquery(latest.values("environment")[:1]),
         )
         .order_by("-last_seen", "-pk")[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     )

@@ -73,7 +73,7 @@ def test_make_run_starts_quietly_restarts_a_killed_worker_and_leaves_no_orphans(
     # Zero configuration, as on a fresh clone: no database, broker or secret key given.
     unset = ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY")
     env = {k: v for k, v in os.environ.items() if k not in unset}
-    env.update(RCA_DATA_DIR=data_dir, PORT=str(port))
+    env.update(RCA_DATA_DIR=data_dir, PORT=str(port), RCA_DEMO="0")  # demo: test_demo_programs
     log = (tmp_path / "run.log").open("w+")
     make = subprocess.Popen(
         ["make", "run"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
