@@ -12,8 +12,10 @@ COPY . .
 # collectstatic loads the settings, which refuse to start without a key: a throwaway one.
 RUN DATABASE_URL=postgresql://build@localhost/build SECRET_KEY=collectstatic-at-build-only \
     python manage.py collectstatic --noinput
-# Not root: Celery warns against it, and a compromised worker should own nothing.
-RUN useradd --create-home --uid 10001 rootcause
+# Not root: Celery warns against it, and a compromised worker should own nothing. It owns
+# the metrics directory, which compose's `metrics` volume starts as a copy of.
+RUN useradd --create-home --uid 10001 rootcause \
+    && install -d -o rootcause /var/lib/rootcause/metrics
 USER rootcause
 EXPOSE 8000
 CMD ["gunicorn", "webapp.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from pydantic import ValidationError
 
-from ingest import ratelimit
+from ingest import metrics, ratelimit
 from ingest.errors import detail
 from ingest.models import Project
 from ingest.schema import IncidentIn
@@ -87,4 +87,6 @@ def accept_batch(
     if not valid:  # an error like any other: every item's problems, with their paths
         body["detail"] = [d for r in results if r for d in r["detail"]][:50]
         return BatchOutcome(400, body)
+    if rejected:  # the request was accepted, these items were not
+        metrics.INGEST_REJECTED.labels(metrics.INVALID_ITEM).inc(rejected)
     return BatchOutcome(202 if accepted else 200, body)

@@ -12,11 +12,23 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 
+from ingest import metrics
 from ingest.errors import error_response
 
 JSON_PATHS = ("/api/v1/",)
 BATCH_PATH = "/api/v1/incidents/batch"
+INGEST_PATHS = ("/api/v1/incidents", BATCH_PATH)
+SENTRY_SUFFIXES = ("/envelope/", "/store/")
 OVER_LIMIT = "rca.body_over_limit"  # set by ingest.request_body on a chunked body cut short
+
+
+def is_ingest(request: HttpRequest) -> bool:
+    """A request that delivers incidents (JSON API or Sentry SDK): its refusals are counted."""
+    return request.method == "POST" and (
+        request.path in INGEST_PATHS
+        or request.path.startswith("/api/")
+        and request.path.endswith(SENTRY_SUFFIXES)
+    )
 
 
 def body_limit(path: str) -> int:
@@ -35,6 +47,12 @@ class IngestLimitsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self._respond(request)
+        if 400 <= response.status_code < 500 and is_ingest(request):
+            metrics.count_refusal(response.status_code)
+        return response
+
+    def _respond(self, request: HttpRequest) -> HttpResponse:
         if request.method in ("POST", "PUT", "PATCH") and request.path.startswith("/api/"):
             refused = self._check(request)
             if refused is not None:

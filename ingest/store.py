@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from ingest import metrics
 from ingest.bulk_insert import insert_rows
 from ingest.derive import Derived, derive
 from ingest.event_ids import normalise_event_id
@@ -225,11 +226,15 @@ def store_incidents(
     keys = idempotency_keys or [None] * len(payloads)
     prepared = [_prepare(payload, key) for payload, key in zip(payloads, keys, strict=True)]
     try:
-        return _store_prepared(project, prepared, source)
+        stored = _store_prepared(project, prepared, source)
     except IntegrityError:
         # A concurrent retry carrying one of our event_ids committed first. The whole
         # transaction rolled back; once more, that incident is found and returned instead.
-        return _store_prepared(project, prepared, source)
+        stored = _store_prepared(project, prepared, source)
+    if created := sum(s.created for s in stored):
+        labels = (project.slug, metrics.bounded(source, metrics.SOURCES))
+        metrics.INCIDENTS_RECEIVED.labels(*labels).inc(created)
+    return stored
 
 
 def store_incident(

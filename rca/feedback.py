@@ -11,6 +11,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
+from ingest import metrics
 from rca.models import Decision, Suggestion
 
 MAX_NOTE = 2000
@@ -54,6 +55,7 @@ def decide(
             verdict=verdict,
             note=note,
         )
+    metrics.SUGGESTIONS.labels(verdict).inc()  # one of Decision.Verdict, checked above
     suggestion.status = verdict
     suggestion.decided_at = now
     return decision

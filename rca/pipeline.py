@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from ingest import metrics
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
 from rca.queue import claim
@@ -111,7 +112,9 @@ def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:
             finished_at=timezone.now(),
             latency_ms=int((time.monotonic() - started) * 1000),
         )
+        metrics.ANALYSIS_SECONDS.labels("failed").observe(time.monotonic() - started)
         raise
+    metrics.ANALYSIS_SECONDS.labels("done").observe(time.monotonic() - started)
     analysis.refresh_from_db()
     return analysis
 
@@ -181,6 +184,8 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
             "model": draft.model,
         }
         attempts, prompt, raw, usage = outcome.attempts, outcome.prompt, draft.raw, outcome.usage
+        for kind in ("prompt", "completion"):
+            metrics.LLM_TOKENS.labels(kind).inc(usage.get(f"{kind}_tokens", 0))
 
     with transaction.atomic():
         Analysis.objects.filter(pk=analysis.pk).update(
@@ -210,3 +215,4 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
         )
         claim.finish(incident.pk, Incident.Analysis.DONE)
         transaction.on_commit(lambda: _notify_suggestion(suggestion.pk))
+    metrics.SUGGESTIONS.labels("proposed").inc()

@@ -8,7 +8,7 @@ import warnings
 
 from celery import Celery
 from celery.exceptions import CPendingDeprecationWarning
-from celery.signals import worker_ready
+from celery.signals import worker_process_shutdown, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -46,6 +46,14 @@ app.on_after_configure.connect(lambda **_: _tune_embedded_broker(), weak=False)
 def _announce_worker(sender=None, **_kwargs) -> None:
     """Answer a first ping as soon as the worker is up, so /readyz need not wait for beat."""
     app.send_task("webapp.tasks.heartbeat")
+
+
+@worker_process_shutdown.connect
+def _drop_process_metrics(pid: int | None = None, **_kwargs) -> None:
+    """A pool process ended: its live gauges leave /metrics (see ingest/metrics.py)."""
+    from ingest.metrics import mark_process_dead
+
+    mark_process_dead(pid or os.getpid())
 
 
 # Periodic housekeeping that runs every 30-60 s; its "sent/received/succeeded" lines are

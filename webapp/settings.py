@@ -196,6 +196,8 @@ AXES_CLIENT_IP_CALLABLE = "webapp.client_ip.client_ip"
 # Reverse proxies in front of the web server that append to X-Forwarded-For; 0: the peer
 # address is the client (a header a client could forge is never trusted).
 RCA_TRUSTED_PROXIES = env.int("RCA_TRUSTED_PROXIES", default=0)
+# Set: /metrics answers any client sending `Authorization: Bearer <token>`; unset: loopback only.
+RCA_METRICS_TOKEN = env("RCA_METRICS_TOKEN", default="")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -225,7 +227,7 @@ if RCA_TLS:
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = True
     # Probes from the load balancer or orchestrator speak plain http to the container.
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
     SECURE_HSTS_SECONDS = env.int("RCA_HSTS_SECONDS", default=31536000)
     # Applies to subdomains of this instance's host only (not its siblings).
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("RCA_HSTS_INCLUDE_SUBDOMAINS", default=True)

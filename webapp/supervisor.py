@@ -310,6 +310,8 @@ def gunicorn_argv(port: int, *options: str) -> list[str]:
         "-m",
         "gunicorn",
         "webapp.wsgi",
+        "--config",
+        "python:webapp.gunicorn_conf",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",

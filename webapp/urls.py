@@ -15,10 +15,12 @@ from webapp.views import (
     slack,
     timeline,
 )
+from webapp.views.metrics import metrics as metrics_view
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("api/v1/", api.urls),
     path("api/<int:project_id>/envelope/", sentry_views.envelope, name="sentry-envelope"),
     path("api/<int:project_id>/store/", sentry_views.store, name="sentry-store"),

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from ingest import metrics
 from rca.models import Notification
 from rca.notify.records import Kind, Status, lock_project, update_row
 from rca.notify.slack import DigestEvent, IssueInfo, SlackError, build_payload, send, target_of
@@ -135,7 +136,8 @@ def _close_digest(digest: Notification) -> bool:
 
 
 def _fail(n: Notification, message: str) -> None:
-    Notification.objects.filter(pk=n.pk, status=Status.QUEUED).update(
+    if Notification.objects.filter(pk=n.pk, status=Status.QUEUED).update(
         status=Status.FAILED, last_error=message, updated_at=timezone.now()
-    )
+    ):
+        metrics.count_notification("failed")
     log.info("notification %s: %s", n.pk, message)

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from ingest import metrics
 from ingest.models import Project
 from rca.models import Notification
 
@@ -36,3 +37,7 @@ def update_row(n: Notification, **fields: Any) -> None:
     for name, value in fields.items():
         setattr(n, name, value)
     n.save(update_fields=[*fields, "updated_at"])
+    if fields.get("status") in (Status.SENT, Status.FAILED, Status.SUPPRESSED):
+        metrics.count_notification(str(fields["status"]))
+    elif "status" not in fields and fields.get("next_attempt_at") is not None:
+        metrics.count_notification("retry")

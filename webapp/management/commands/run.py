@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from pathlib import Path
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import connections
 from django.utils import timezone
 
+from ingest import metrics
 from webapp import bootstrap, embedded, readiness, supervisor
 
 
@@ -32,6 +34,9 @@ class Command(BaseCommand):
         # Links in API answers and Slack point at this run's port unless configured.
         public_url = os.environ.get("RCA_BASE_URL") or base_url
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "RCA_BASE_URL": public_url}
+        # Every web and worker process counts into one emptied directory (ingest/metrics.py).
+        metrics_dir = Path(env.get(metrics.MULTIPROC_ENV) or data_dir / "metrics")
+        env[metrics.MULTIPROC_ENV] = str(metrics.reset_dir(metrics_dir))
         out_lock = threading.Lock()
         kids = supervisor.children(port, data_dir)
         web = next(kid for kid in kids if kid.name == "web")

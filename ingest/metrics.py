@@ -1,0 +1,225 @@
+"""The one place Rootcause's Prometheus metrics are declared, and how `/metrics` renders them.
+
+Here in ingest, the lowest layer, so that ingest, rca and webapp can all import it
+without importing upward. Adding a metric is one line below (a counter or histogram under
+"Counted where it happens", or a `Scraped` entry for a gauge read from the database when
+`/metrics` is asked for), plus the line that counts it where the thing happens.
+
+Every gunicorn worker and Celery pool process counts: with `PROMETHEUS_MULTIPROC_DIR` set
+before prometheus_client is first imported (`make run` sets it under the data dir and
+empties it at start, docker-compose gives each container a directory on a shared
+volume), every process writes its values to files there and `render()` sums them. Unset
+(tests, `manage.py shell`), the metrics live in the process that counts them.
+
+Label values are bounded: code constants or admin-created slugs, never request text, so
+that a client cannot create a new time series per request.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+# Containers share no PID namespace, so each writes to its own subdirectory of one shared
+# volume (docker-compose.yml); set to that volume, `render()` sums every subdirectory.
+SHARED_ENV = "RCA_METRICS_SHARED_DIR"
+
+# --- Counted where it happens (one line each) ---------------------------------------------
+
+INCIDENTS_RECEIVED = Counter(
+    "rootcause_incidents_received_total",
+    "Incidents stored (retries of one already stored not counted), by project slug and source.",
+    ["project", "source"],
+)
+INGEST_REJECTED = Counter(
+    "rootcause_ingest_rejected_total",
+    "Ingest requests refused, by reason (REFUSAL_REASONS); invalid_item: items refused in a"
+    " batch that was accepted.",
+    ["reason"],
+)
+ANALYSIS_SECONDS = Histogram(
+    "rootcause_analysis_seconds",
+    "Time to analyse one incident (retrieval, LLM, validation), by outcome (done | failed).",
+    ["outcome"],
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300),
+)
+SUGGESTIONS = Counter(
+    "rootcause_suggestions_total",
+    "Suggestions proposed by analyses and verdicts on them (proposed | accepted | rejected).",
+    ["verdict"],
+)
+LLM_TOKENS = Counter(
+    "rootcause_llm_tokens_total",
+    "Tokens the LLM provider reported using, by kind (prompt | completion).",
+    ["kind"],
+)
+NOTIFICATIONS = Counter(
+    "rootcause_notifications_total",
+    "Slack notifications by outcome (sent | failed | suppressed | retry).",
+    ["outcome"],
+)
+
+# --- Bounded label values -------------------------------------------------------------------
+
+SOURCES = frozenset({"api", "sentry"})
+NOTIFICATION_OUTCOMES = frozenset({"sent", "failed", "suppressed", "retry"})
+INVALID_ITEM = "invalid_item"
+REFUSAL_REASONS = {
+    400: "invalid",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+}
+
+
+VERDICTS = ("proposed", "accepted", "rejected")
+# Known label values start at 0, so a dashboard shows 0 rather than "no data".
+for _metric, _values in (
+    (INGEST_REJECTED, [*REFUSAL_REASONS.values(), INVALID_ITEM]),
+    (ANALYSIS_SECONDS, ["done", "failed"]),
+    (SUGGESTIONS, VERDICTS),
+    (LLM_TOKENS, ["prompt", "completion"]),
+    (NOTIFICATIONS, NOTIFICATION_OUTCOMES),
+):
+    for _value in _values:
+        _metric.labels(_value)
+
+
+def bounded(value: str, allowed: Iterable[str]) -> str:
+    """`value` if it is one of `allowed`, else "other": a label never takes a new value."""
+    return value if value in allowed else "other"
+
+
+def count_refusal(status: int) -> None:
+    """One refused ingest request, its reason named from the status it was answered with."""
+    INGEST_REJECTED.labels(REFUSAL_REASONS.get(status, "other")).inc()
+
+
+def count_notification(outcome: str) -> None:
+    NOTIFICATIONS.labels(bounded(outcome, NOTIFICATION_OUTCOMES)).inc()
+
+
+# --- Read from the database at scrape time ----------------------------------------------------
+
+
+def _queue_depth() -> dict[tuple[str, ...], float]:
+    """Incidents waiting for analysis or being analysed (served by a partial index)."""
+    from django.db.models import Count
+
+    from ingest.models import Incident
+
+    waiting = (Incident.Analysis.PENDING, Incident.Analysis.ANALYZING)
+    depth: dict[tuple[str, ...], float] = {(str(state),): 0.0 for state in waiting}
+    rows = (
+        Incident.objects.filter(analysis_status__in=waiting)
+        .values_list("analysis_status")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for state, n in rows:
+        depth[(state,)] = float(n)
+    return depth
+
+
+@dataclass(frozen=True)
+class Scraped:
+    """A gauge computed when `/metrics` is scraped: right across processes by construction,
+    since the database is the source of truth. `query` maps label values to the value."""
+
+    name: str
+    help: str
+    labels: tuple[str, ...]
+    query: Callable[[], dict[tuple[str, ...], float]]
+
+
+SCRAPED = [
+    Scraped(
+        "rootcause_analysis_queue_depth",
+        "Incidents waiting for analysis, by state (pending | analyzing).",
+        ("state",),
+        _queue_depth,
+    ),
+]
+
+
+class _ScrapedCollector:
+    def collect(self) -> Iterator[Metric]:
+        for gauge in SCRAPED:
+            family = GaugeMetricFamily(gauge.name, gauge.help, labels=list(gauge.labels))
+            for values, value in gauge.query().items():
+                family.add_metric(list(values), value)
+            yield family
+
+
+class _SharedVolume:
+    """Every container's files under one parent directory, summed as one multiprocess dir."""
+
+    def __init__(self, parent: str) -> None:
+        self.parent = Path(parent)
+
+    def collect(self) -> Iterable[Metric]:
+        files = [str(f) for f in sorted(self.parent.glob("*/*.db"))]
+        merge = MultiProcessCollector.merge
+        merged: Iterable[Metric] = merge(files, accumulate=True)  # type: ignore[no-untyped-call]
+        return merged
+
+
+class _ThisProcess:
+    """The default registry's metrics (single-process mode) inside a registry of our own."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield from REGISTRY.collect()
+
+
+# --- Exposition -------------------------------------------------------------------------------
+
+
+def render(multiproc_dir: str | None = None) -> tuple[bytes, str]:
+    """The exposition text and its content type: every process's counts summed from
+    `multiproc_dir` (default: the environment's) or, without one, this process's."""
+    path = multiproc_dir or os.environ.get(MULTIPROC_ENV)
+    registry = CollectorRegistry()
+    if not multiproc_dir and (shared := os.environ.get(SHARED_ENV)):
+        registry.register(_SharedVolume(shared))
+    elif path:
+        MultiProcessCollector(registry, path)  # type: ignore[no-untyped-call]  # unannotated
+    else:
+        registry.register(_ThisProcess())
+    registry.register(_ScrapedCollector())
+    return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+def reset_dir(path: Path) -> Path:
+    """An empty multiprocess directory, as prometheus_client asks at start: files left by a
+    previous run's processes would be summed into this run's counts."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def mark_process_dead(pid: int) -> None:
+    """A worker process ended: drop its live gauges (gunicorn's child_exit, Celery's
+    worker_process_shutdown). Counters and histograms stay summed in."""
+    if os.environ.get(MULTIPROC_ENV):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]  # unannotated
