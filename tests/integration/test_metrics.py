@@ -14,7 +14,8 @@ from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from ingest import metrics
-from rca.models import Suggestion
+from rca import notify
+from rca.models import Notification, Suggestion
 from tests.support.factories import project_with_key, shape_error
 from tests.support.ui import analysed, store
 
@@ -116,6 +117,30 @@ def test_verdicts_are_counted(client):
         "rootcause_llm_tokens",
         "rootcause_notifications",
     } <= families
+
+
+def test_slack_delivery_outcomes_are_counted(client, settings, httpserver):
+    settings.RCA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+    settings.RCA_SLACK_TIMEOUT, settings.RCA_SLACK_MAX_ATTEMPTS = 2.0, 3
+    tenant = project_with_key("ml-platform")
+    hook = "/services/T0001/B0001/metricsh00k"
+    notify.set_webhook(tenant.project, httpserver.url_for(hook))
+    store(tenant.project, shape_error(batch=4))  # a new issue: one alert queued
+    alert = Notification.objects.get(project=tenant.project)
+    before = scrape(client)
+
+    httpserver.expect_oneshot_request(hook, method="POST").respond_with_data("busy", status=500)
+    with pytest.raises(notify.RetryLater):
+        notify.deliver(alert.pk)
+    httpserver.expect_oneshot_request(hook, method="POST").respond_with_data("ok")
+    notify.deliver(alert.pk)
+
+    after = scrape(client)
+    name = "rootcause_notifications_total"
+    assert {
+        outcome: value(after, name, outcome=outcome) - value(before, name, outcome=outcome)
+        for outcome in ("retry", "sent", "failed")
+    } == {"retry": 1, "sent": 1, "failed": 0}
 
 
 def test_the_grafana_dashboard_queries_only_metrics_that_exist(client):
