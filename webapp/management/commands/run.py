@@ -14,7 +14,7 @@ from django.db import connections
 from django.utils import timezone
 
 from ingest import metrics
-from webapp import bootstrap, embedded, readiness, supervisor
+from webapp import bootstrap, demo_incidents, embedded, readiness, supervisor
 
 
 class Command(BaseCommand):
@@ -30,6 +30,7 @@ class Command(BaseCommand):
         call_command("runbooks", "load", verbosity=1)
         base_url = f"http://127.0.0.1:{port}"
         banner = bootstrap.ensure_demo(data_dir / "credentials", base_url)
+        demo = demo_incidents.start(data_dir)  # first start: its programs run meanwhile
 
         # Links in API answers and Slack point at this run's port unless configured.
         public_url = os.environ.get("RCA_BASE_URL") or base_url
@@ -53,8 +54,10 @@ class Command(BaseCommand):
                 return
             failing = {name: c["detail"] for name, c in checks.items() if not c["ok"]}
             status = f"NOT ready: {failing}" if failing else "ready"
+            # The demo is posted now that the web and a worker answer (it never raises).
+            shown = banner + (demo.finish(base_url) + "\n" if demo and not failing else "")
             with out_lock:  # one block, after the children's start-up lines
-                print(f"\n[run   ] Rootcause is {status}\n{banner}", flush=True)
+                print(f"\n[run   ] Rootcause is {status}\n{shown}", flush=True)
 
         threading.Thread(target=announce, daemon=True).start()
         connections.close_all()  # the supervisor itself holds no connection across restarts
