@@ -50,11 +50,9 @@ def log_in(page: Page, live_server, username: str) -> None:
 @pytest.fixture
 def corpus():
     """The bundled runbooks, embedded, as `make run` prepares them for the worker."""
-    from rca.corpus.embeddings import embed_missing_chunks
-    from rca.corpus.store import load_runbooks
+    from tests.support.corpus import store_embedded_runbooks
 
-    load_runbooks()
-    embed_missing_chunks()
+    store_embedded_runbooks()
 
 
 def test_responder_finds_opens_and_accepts_a_live_suggestion(
