@@ -7,7 +7,7 @@ import requests
 from django.db import connection
 
 from tests.support.factories import project_with_key
-from tests.unit.test_scrubbing import (
+from tests.support.secret_samples import (
     AWS_KEY,
     DOTNET_TYPE,
     GITHUB_TOKEN,

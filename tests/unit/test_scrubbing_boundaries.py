@@ -11,7 +11,7 @@ import json
 
 from rca.notify.slack import IssueEvent, IssueInfo, SuggestionInfo, build_payload
 from rca.suggestion.prompts import untrusted
-from tests.unit.test_scrubbing import OPENAI_KEY, SECRETS, SLACK_TOKEN
+from tests.support.secret_samples import OPENAI_KEY, SECRETS, SLACK_TOKEN
 
 
 def test_text_fenced_for_the_provider_carries_no_secret():
