@@ -7,7 +7,6 @@ running the pipeline; the page learns about it by htmx polling, without a reload
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import requests
@@ -20,7 +19,6 @@ from tests.support.ui import PASSWORD, analysed, member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 OOM = {
     "service": "chat",
     "environment": "prod",
@@ -56,7 +54,7 @@ def corpus():
 
 
 def test_responder_finds_opens_and_accepts_a_live_suggestion(
-    live_server, page: Page, celery_worker, corpus
+    live_server, page: Page, celery_worker, corpus, tmp_path
 ):
     tenant = project_with_key("ml-platform")
     member(tenant.project, "alice", "responder")
@@ -100,13 +98,12 @@ def test_responder_finds_opens_and_accepts_a_live_suggestion(
     suggestion = Suggestion.objects.get(incident_id=body["incident_id"])
     assert suggestion.status == "accepted"
     assert Decision.objects.get(suggestion=suggestion).user.username == "alice"
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / "detail.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / "detail.png"), full_page=True)  # renders whole
 
     page.goto(f"{live_server.url}/")
     action_text = suggestion.action.replace("`", "")  # Markdown code spans render as <code>
     expect(page.locator("#timeline-results")).to_contain_text(action_text[:40])
-    page.screenshot(path=str(DOCS / "timeline.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / "timeline.png"), full_page=True)
 
     # The same error again: the occurrence reuses the analysis, and its own panel
     # shows that suggestion, says where it came from, and takes a decision on it.
