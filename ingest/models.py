@@ -68,6 +68,17 @@ class Issue(models.Model):
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
     occurrence_count = models.PositiveIntegerField(default=0)
+    # The occurrence whose analysis is queued or running for this issue, if any: state kept
+    # for rca/queue/coalesce.py (repeats join it instead of queueing their own). Stale once
+    # that incident is done or failed. No database constraint: retention may delete it.
+    analysis_leader = models.ForeignKey(
+        "Incident",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
 
     class Meta:
         constraints = [
@@ -116,6 +127,9 @@ class Incident(models.Model):
     # is `failed` for good until a responder re-analyses it (which resets the count).
     analysis_attempts = models.PositiveSmallIntegerField(default=0)
     analysis_error = models.TextField(blank=True)  # the last failed attempt's error, ours
+    # Pending without a message of its own: it waits for its issue's `analysis_leader` and is
+    # settled when that analysis ends (rca/queue/coalesce.py).
+    analysis_joined = models.BooleanField(default=False)
     # What this occurrence did to its issue: opened it ("new"), reopened a resolved one
     # ("regressed") or nothing (""). Notifications key off it; ingest only records the fact.
     opened_issue = models.CharField(max_length=10, blank=True)
@@ -136,6 +150,11 @@ class Incident(models.Model):
                 fields=["project"],
                 name="incident_analysis_failed",
                 condition=Q(analysis_status="failed"),
+            ),
+            models.Index(
+                fields=["issue", "analysis_updated_at"],
+                name="incident_joined",
+                condition=Q(analysis_joined=True),
             ),
         ]
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 from ingest import metrics
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
-from rca.queue import claim
+from rca.queue import claim, coalesce
 from rca.reuse import reusable_analysis
 from rca.suggestion.context import Evidence
 from rca.suggestion.evidence import context_for, evidence_from_retrieved, stored_bodies
@@ -80,14 +80,17 @@ def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
     if not claim.claim(incident_id, force=force):
         return None
     try:
-        return _analyse_claimed(incident_id, force=force)
+        analysis = _analyse_claimed(incident_id, force=force)
     except Exception as exc:
         log.exception("analysis of incident %s failed", incident_id)
         error = claim.error_text(exc)
         failure = claim.fail(incident_id, error)
         if failure is not None and not failure.gave_up:
             raise AnalysisRetry(claim.retry_countdown(failure.attempts), error) from exc
+        coalesce.settle_incident(incident_id)  # the repeats that waited for it go on
         return Analysis.objects.filter(incident_id=incident_id).order_by("-pk").first()
+    coalesce.settle_incident(incident_id)  # the repeats that joined it are answered now
+    return analysis
 
 
 def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:

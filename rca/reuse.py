@@ -1,8 +1,9 @@
 """When an occurrence reuses its issue's analysis, and which analysis answers for it.
 
 A repeat occurrence that is materially the same as the one analysed (same error type,
-same shape diff) gets no analysis of its own: the pipeline marks it done and the issue's
-latest finished analysis answers for it. The API and the UI both show that analysis and
+same shape diff) gets no analysis of its own: it is marked done (at intake, or when the
+pending analysis it joined ends: rca/queue/coalesce.py) and the issue's latest finished
+analysis answers for it. The API and the UI both show that analysis and
 say it was reused; this module is the one place both rules live.
 """
 
@@ -28,19 +29,21 @@ def _latest(**filters: object) -> Analysis | None:
     )
 
 
+def latest_finished(issue_id: int, *, excluding: int | None = None) -> Analysis | None:
+    """The issue's latest finished analysis (with its incident), the one repeats reuse."""
+    done = Analysis.objects.filter(issue_id=issue_id, status=Analysis.Status.DONE)
+    if excluding is not None:
+        done = done.exclude(incident_id=excluding)
+    return done.select_related("incident").order_by("-created_at", "-pk").first()
+
+
 def reusable_analysis(incident: Incident) -> Analysis | None:
     """The issue's latest finished analysis, when this occurrence is materially the same.
 
     An issue lives in one project (its fingerprint is unique per project), so this reuse
     never crosses projects.
     """
-    previous = (
-        Analysis.objects.filter(issue_id=incident.issue_id, status=Analysis.Status.DONE)
-        .exclude(incident_id=incident.pk)
-        .select_related("incident")
-        .order_by("-created_at")
-        .first()
-    )
+    previous = latest_finished(incident.issue_id, excluding=incident.pk)
     if previous is not None and materially_same(previous.incident, incident):
         return previous
     return None

@@ -71,7 +71,7 @@ def _analyses_only_where_a_worker_runs(request, monkeypatch) -> None:
         return
     from rca.queue import intake
 
-    monkeypatch.setattr(intake, "publish_analyses_on_commit", lambda incident_ids: None)
+    monkeypatch.setattr(intake, "publish_analyses_on_commit", lambda *_, **__: None)
 
 
 @pytest.fixture(scope="session")

@@ -129,10 +129,32 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # (Only for Redis: the SQLAlchemy transport hands these keys to create_engine.)
     CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 5, "socket_connect_timeout": 3}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Analysis queues (rca/queue/coalesce.py): an issue's first occurrence (new or regressed,
+# or no finished analysis yet) goes to FRESH, a materially different repeat to REPEAT;
+# the sweeper and corpus embedding to HOUSEKEEPING. A worker dedicated to FRESH keeps a
+# flood of repeats from delaying a new failure (README, "Queues").
+RCA_QUEUE_FRESH = env("RCA_QUEUE_FRESH", default="fresh")
+RCA_QUEUE_REPEAT = env("RCA_QUEUE_REPEAT", default="repeat")
+RCA_QUEUE_HOUSEKEEPING = env("RCA_QUEUE_HOUSEKEEPING", default="housekeeping")
+# A worker started without -Q consumes all of these.
+CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {
+    name: {} for name in ("celery", RCA_QUEUE_FRESH, RCA_QUEUE_REPEAT, RCA_QUEUE_HOUSEKEEPING)
+}
 # Which queue a task goes to, by task name ("rca.tasks.send_notification=notify,..."):
 # read at every send by `webapp.celery.route`, so a task published by name is routed too.
-# Unlisted tasks use Celery's default queue ("celery"), which every worker here consumes.
-RCA_TASK_QUEUES = env.dict("RCA_TASK_QUEUES", default={})
+# Analyses published with an explicit queue (fresh or repeat) ignore it. Unlisted tasks
+# use Celery's default queue ("celery"), which every worker here consumes. Slack
+# notifications go with fresh analyses: short, and the on-call person waits for both.
+RCA_TASK_QUEUES = env.dict(
+    "RCA_TASK_QUEUES",
+    default={
+        "rca.tasks.analyse_incident": RCA_QUEUE_REPEAT,
+        "rca.tasks.analyse_incidents": RCA_QUEUE_REPEAT,
+        "rca.tasks.send_notification": RCA_QUEUE_FRESH,
+        "rca.tasks.sweep_stuck_analyses": RCA_QUEUE_HOUSEKEEPING,
+        "rca.tasks.embed_corpus": RCA_QUEUE_HOUSEKEEPING,
+    },
+)
 CELERY_TASK_ROUTES = ("webapp.celery.route",)
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {"task": "webapp.tasks.heartbeat", "schedule": 30.0},
@@ -140,6 +162,9 @@ CELERY_BEAT_SCHEDULE = {
 }
 # sentence-transformers model name or local path; empty: the bundled all-MiniLM-L6-v2.
 RCA_EMBEDDING_MODEL = env("RCA_EMBEDDING_MODEL", default="")
+# Directory of cached chunk vectors (rca/corpus/embedding_cache.py); empty: the XDG cache
+# dir, ~/.cache/rootcause/embeddings; "off": no cache.
+RCA_EMBEDDING_CACHE = env("RCA_EMBEDDING_CACHE", default="")
 # The sweeper re-enqueues incidents pending (message lost) or analyzing (worker lost)
 # longer than these (seconds).
 RCA_ANALYSIS_PENDING_AFTER = env.int("RCA_ANALYSIS_PENDING_AFTER", default=120)

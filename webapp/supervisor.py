@@ -321,11 +321,20 @@ def gunicorn_argv(port: int, *options: str) -> list[str]:
 
 
 def children(port: int, data_dir: Path) -> list[Child]:
-    """The worker (with beat) and the web server, as quiet as is still informative:
-    no Celery banner, gunicorn's warnings and access log, no tqdm bars in the worker."""
-    worker = [sys.executable, "-m", "celery", "-A", "webapp", "--quiet", "worker", "-B"]
-    worker += ["--loglevel", "INFO", "--concurrency", "1"]
+    """The workers (the general one with beat) and the web server, as quiet as is still
+    informative: no Celery banner, gunicorn's warnings and access log, no tqdm bars.
+
+    The general worker consumes every queue; a second one only the fresh queue, so a new
+    failure is analysed at once however long the repeat queue is (each holds its own
+    embedding model, ~300 MB: README, "Queues")."""
+    from django.conf import settings
+
+    fresh = settings.RCA_QUEUE_FRESH
+    celery = [sys.executable, "-m", "celery", "-A", "webapp", "--quiet", "worker"]
+    worker = [*celery, "-B", "--loglevel", "INFO", "--concurrency", "1"]  # every queue
     worker += ["--schedule", str(data_dir / "celerybeat-schedule")]
+    fresh_worker = [*celery, "--loglevel", "INFO", "--concurrency", "1", "-Q", fresh]
+    fresh_worker += ["-n", f"{fresh}@%h"]
     quiet_worker = {
         "TQDM_DISABLE": "1",  # model loading bars; the corpus embedding logs its own progress
         # A developer machine or CI container runs as root; production images do not.
@@ -334,5 +343,6 @@ def children(port: int, data_dir: Path) -> list[Child]:
     web = gunicorn_argv(port, "--access-logfile", "-", "--graceful-timeout", "5")
     return [
         Child("worker", worker, quiet_worker),
+        Child("fresh", fresh_worker, quiet_worker),
         Child("web", [*web, "--log-level", "warning"]),
     ]

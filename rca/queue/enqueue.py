@@ -59,25 +59,37 @@ def publish(
     return True
 
 
-def publish_analysis(incident_id: int, *, force: bool = False) -> bool:
+def _queue(queue: str | None) -> dict[str, str]:
+    """An explicit queue, else the default route (RCA_TASK_QUEUES, `webapp.celery.route`)."""
+    return {"queue": queue} if queue else {}
+
+
+def publish_analysis(incident_id: int, *, force: bool = False, queue: str | None = None) -> bool:
     """Send the analysis task now (see `publish`)."""
-    return publish(ANALYSE_INCIDENT, (incident_id,), {"force": True} if force else None)
+    kwargs = {"force": True} if force else None
+    return publish(ANALYSE_INCIDENT, (incident_id,), kwargs, **_queue(queue))
 
 
-def publish_analyses(incident_ids: list[int]) -> bool:
-    """One message for many incidents: `analyse_incidents` analyses them in that task."""
-    if len(incident_ids) == 1:
-        return publish_analysis(incident_ids[0])
-    return publish(ANALYSE_INCIDENTS, (incident_ids,))
+def publish_analyses(incident_ids: list[int], queue: str | None = None) -> bool:
+    """One message per incident: only an issue's leader is published (rca/queue/coalesce.py),
+    so these are few even in a storm, and a message each lets a worker that consumes
+    several queues take a fresh one between two repeats, and several workers share them."""
+    sent = [publish_analysis(incident_id, queue=queue) for incident_id in incident_ids]
+    return all(sent)
 
 
 @cache
-def background() -> CoalescingPublisher:
-    """This process's publisher thread for ingest (see `rca/queue/publisher.py`)."""
-    return CoalescingPublisher(publish_analyses)
+def _publisher(queue: str) -> CoalescingPublisher:
+    return CoalescingPublisher(partial(publish_analyses, queue=queue))
 
 
-def publish_analyses_on_commit(incident_ids: list[int]) -> None:
+def background(queue: str | None = None) -> CoalescingPublisher:
+    """This process's publisher thread for ingest into `queue` (default: the fresh queue);
+    one per queue, see `rca/queue/publisher.py`."""
+    return _publisher(queue or str(settings.RCA_QUEUE_FRESH))
+
+
+def publish_analyses_on_commit(incident_ids: list[int], queue: str | None = None) -> None:
     """Publish once the current transaction commits; nothing if it rolls back.
 
     With RCA_PUBLISH_IN_BACKGROUND (the default) the request only hands the ids to the
@@ -86,11 +98,13 @@ def publish_analyses_on_commit(incident_ids: list[int]) -> None:
     if not incident_ids:
         return
     if settings.RCA_PUBLISH_IN_BACKGROUND:
-        transaction.on_commit(partial(background().submit, incident_ids))
+        transaction.on_commit(partial(background(queue).submit, incident_ids))
     else:
-        transaction.on_commit(partial(publish_analyses, incident_ids))
+        transaction.on_commit(partial(publish_analyses, incident_ids, queue=queue))
 
 
-def publish_analysis_on_commit(incident_id: int, *, force: bool = False) -> None:
+def publish_analysis_on_commit(
+    incident_id: int, *, force: bool = False, queue: str | None = None
+) -> None:
     """Publish once the current transaction commits; nothing if it rolls back."""
-    transaction.on_commit(partial(publish_analysis, incident_id, force=force))
+    transaction.on_commit(partial(publish_analysis, incident_id, force=force, queue=queue))

@@ -2,6 +2,8 @@
 
 `pending` too long: the message never arrived (broker down, enqueue lost) — send it again.
 `analyzing` too long: the worker died mid-analysis — put it back to pending and send it.
+Occurrences that joined their issue's pending analysis (rca/queue/coalesce.py) wait with
+no message of their own: they are settled when that analysis ends, here at the latest.
 Either way, an incident that has used all its attempts (RCA_ANALYSIS_MAX_ATTEMPTS; the
 killed worker's claim counted as one) is marked `failed` instead: a poison incident that
 kills every worker is tried a bounded number of times, never forever.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -19,17 +22,29 @@ from django.db.models import Case, F, Q, TextField, Value, When
 from django.utils import timezone
 
 from ingest.models import Incident
-from rca.queue import claim
+from rca.queue import claim, coalesce
 from rca.queue.enqueue import publish_analysis_on_commit
+from rca.reuse import latest_finished
 
 Status = Incident.Analysis
 log = logging.getLogger(__name__)
 
 
 def _stuck(pending_cutoff: datetime, analyzing_cutoff: datetime) -> Q:
-    return Q(analysis_status=Status.PENDING, analysis_updated_at__lt=pending_cutoff) | Q(
-        analysis_status=Status.ANALYZING, analysis_updated_at__lt=analyzing_cutoff
+    """A joined occurrence is pending by design (it has no message): never stuck itself;
+    `settle_stuck_issues` rescues it when the analysis it waits for is gone."""
+    pending = Q(
+        analysis_status=Status.PENDING,
+        analysis_updated_at__lt=pending_cutoff,
+        analysis_joined=False,
     )
+    return pending | Q(analysis_status=Status.ANALYZING, analysis_updated_at__lt=analyzing_cutoff)
+
+
+def _queue(incident_id: int) -> str:
+    """The queue the incident's analysis belongs on (rca/queue/coalesce.py's rule)."""
+    incident = Incident.objects.only("pk", "issue_id", "opened_issue").get(pk=incident_id)
+    return coalesce.queue_for(incident, latest_finished(incident.issue_id))
 
 
 def sweep(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
@@ -57,6 +72,7 @@ def sweep(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
         with transaction.atomic():
             if _give_up(stuck, incident_id):
                 log.warning("incident %s: out of analysis attempts, marked failed", incident_id)
+                transaction.on_commit(partial(coalesce.settle_incident, incident_id))
                 continue
             moved = Incident.objects.filter(stuck, pk=incident_id).update(
                 analysis_status=Status.PENDING,
@@ -68,9 +84,28 @@ def sweep(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
                 ),
             )
             if moved:
-                publish_analysis_on_commit(incident_id)  # inline: this is the safety net
+                # inline: this is the safety net
+                publish_analysis_on_commit(incident_id, queue=_queue(incident_id))
                 requeued.append(incident_id)
+    settle_stuck_issues(pending, limit)
     return requeued
+
+
+def settle_stuck_issues(cutoff: datetime, limit: int = 500) -> list[int]:
+    """Settle issues whose joined occurrences waited since before `cutoff`.
+
+    Normally the end of the analysis they joined settles them; a worker that died between
+    finishing and settling leaves them waiting for nobody. `settle` does nothing while
+    the issue's analysis is still pending, so this is safe at any time.
+    """
+    issue_ids = list(
+        Incident.objects.filter(
+            analysis_joined=True, analysis_status=Status.PENDING, analysis_updated_at__lt=cutoff
+        )
+        .values_list("issue_id", flat=True)
+        .distinct()[:limit]
+    )
+    return [pk for pk in issue_ids if coalesce.settle(pk) is not None]
 
 
 def _give_up(stuck: Q, incident_id: int) -> bool:

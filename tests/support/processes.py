@@ -18,6 +18,10 @@ REPO = Path(__file__).resolve().parents[2]
 ANALYSED = re.compile(r"Task rca\.tasks\.analyse_incident\[[^\]]+\] succeeded")
 
 
+#: Every queue the app publishes to (webapp/settings.py): a test worker consumes them all.
+ALL_QUEUES = "celery,fresh,repeat,housekeeping"
+
+
 def database_url(db: dict) -> str:
     """A libpq URL for a Django DATABASES entry (unix socket or TCP)."""
     user = quote(db.get("USER") or "postgres")
@@ -92,7 +96,7 @@ class Worker(LoggedProcess):
         broker_url: str,
         log_dir: Path,
         *,
-        queues: str = "celery",
+        queues: str = ALL_QUEUES,
         extra_env: dict[str, str] | None = None,
         loglevel: str = "INFO",
     ) -> None:
