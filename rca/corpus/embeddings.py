@@ -4,6 +4,11 @@
 module costs nothing; the web process never calls it. The model is loaded on first use in
 the process that uses it — under Celery's prefork pool that is the child, never the parent
 (a model loaded in the parent makes forked children hang).
+
+Chunk vectors go through the on-disk cache of :mod:`rca.corpus.embedding_cache`: a fresh
+database whose chunk texts were embedded before (by any instance on this machine) gets
+them back without loading the model at all. Incident query embeddings are one-off and
+are not cached.
 """
 
 from __future__ import annotations
@@ -11,7 +16,10 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rca.corpus.embedding_cache import EmbeddingCache
 
 __all__ = [
     "chunks_missing_embeddings",
@@ -19,11 +27,13 @@ __all__ = [
     "embed_missing_chunks",
     "model_name",
     "model_path",
+    "model_uses",
 ]
 
 BATCH_SIZE = 32
 _lock = threading.Lock()
 _loaded: dict[str, Any] = {}
+_uses = {"encode": 0}
 
 
 def _configured() -> str:
@@ -72,10 +82,17 @@ def _model() -> Any:
         return _loaded[name]
 
 
+def model_uses() -> int:
+    """How many times this process has run the model (loading it first if needed); lets a
+    test see that cached vectors were stored without it."""
+    return _uses["encode"]
+
+
 def embed(texts: list[str]) -> list[list[float]]:
     """Unit-length embeddings of ``texts``, in order, computed in batches."""
     if not texts:
         return []
+    _uses["encode"] += 1
     vectors = _model().encode(
         list(texts),
         batch_size=BATCH_SIZE,
@@ -99,11 +116,31 @@ def chunks_missing_embeddings() -> bool:
     return bool(_missing().exists())
 
 
+def _cache(name: str) -> EmbeddingCache | None:
+    from rca.corpus.embedding_cache import EmbeddingCache, cache_dir
+    from rca.models import EMBEDDING_DIM
+
+    directory = cache_dir()
+    return None if directory is None else EmbeddingCache(directory, name, EMBEDDING_DIM)
+
+
+def _vectors(texts: list[str], cache: EmbeddingCache | None) -> tuple[list[list[float]], int]:
+    """Vectors of ``texts`` in order, and how many came from ``cache``; only the misses
+    are encoded (so a full hit never loads the model), and they are cached."""
+    found = cache.get_many(texts) if cache else {}
+    misses = list(dict.fromkeys(t for t in texts if t not in found))
+    fresh = dict(zip(misses, embed(misses), strict=True))
+    if cache:
+        cache.put_many(fresh.items())
+    return [found.get(t) or fresh[t] for t in texts], sum(t in found for t in texts)
+
+
 def embed_missing_chunks(batch: int = 256) -> int:
     """Embed every chunk without an embedding, or with one from another model.
 
-    Returns how many chunks were embedded. Safe to run twice at once: each batch writes
-    whole rows, so the worst case is the same vector written twice.
+    Returns how many chunks were given an embedding, from the cache or the model. Safe to
+    run twice at once: each batch writes whole rows, so the worst case is the same vector
+    written twice.
     """
     import logging
     import time
@@ -112,19 +149,33 @@ def embed_missing_chunks(batch: int = 256) -> int:
 
     log = logging.getLogger(__name__)
     name = model_name()
-    done, total, started = 0, _missing().count(), time.monotonic()
+    cache = _cache(name)
+    done, cached, total, started = 0, 0, _missing().count(), time.monotonic()
     if total:
-        log.info("embedding %d runbook chunks with %s", total, name)
+        where = f"cache {cache.directory}" if cache else "cache off"
+        log.info("embedding %d runbook chunks with %s (%s)", total, name, where)
     while True:
         pending = list(_missing().order_by("pk").only("pk", "text")[:batch])
         if not pending:
             if done:
-                log.info("embedded %d runbook chunks in %.0f s", done, time.monotonic() - started)
+                log.info(
+                    "embedded %d runbook chunks in %.0f s (%d from the cache)",
+                    done,
+                    time.monotonic() - started,
+                    cached,
+                )
             return done
-        for chunk, vector in zip(pending, embed([c.text for c in pending]), strict=True):
+        vectors, hits = _vectors([c.text for c in pending], cache)
+        for chunk, vector in zip(pending, vectors, strict=True):
             chunk.embedding = vector
             chunk.embedding_model = name
         RunbookChunk.objects.bulk_update(pending, ["embedding", "embedding_model"])
-        done += len(pending)
+        done, cached = done + len(pending), cached + hits
         if done < total:  # progress between batches; the closing line says 100 %
-            log.info("embedding runbook chunks: %d/%d (%d%%)", done, total, 100 * done // total)
+            log.info(
+                "embedding runbook chunks: %d/%d (%d%%, %d from the cache)",
+                done,
+                total,
+                100 * done // total,
+                cached,
+            )

@@ -19,6 +19,7 @@ import urllib.request
 import psutil
 import pytest
 
+from tests.support.corpus import session_embedding_cache
 from tests.support.processes import REPO, wait_for
 
 
@@ -74,6 +75,8 @@ def test_make_run_starts_quietly_restarts_a_killed_worker_and_leaves_no_orphans(
     unset = ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY")
     env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(RCA_DATA_DIR=data_dir, PORT=str(port), RCA_DEMO="0")  # demo: test_demo_programs
+    # The corpus vectors this run already computed: the start reads them instead of embedding.
+    env["RCA_EMBEDDING_CACHE"] = str(session_embedding_cache())
     log = (tmp_path / "run.log").open("w+")
     make = subprocess.Popen(
         ["make", "run"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
