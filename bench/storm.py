@@ -1,0 +1,292 @@
+"""A storm of known failures, then one new failure: analyses run, and its time to suggestion.
+
+Issues 19 and 22: when a fleet breaks, the known failure floods in, and the new one is
+what the on-call person needs. This starts the stack as `make run` does (gunicorn, the
+general worker on every queue, a worker on the fresh queue only), posts BENCH_STORM_N
+incidents of BENCH_STORM_ISSUES issues through the batch endpoint, then one new distinct
+error, and measures:
+
+* `storm_analyses`: analyses run for the storm's issues once every incident is done
+  (target <= 2 per issue: repeats join the pending analysis or reuse the finished one);
+* `fresh_suggestion_s`: from the new error's POST to its suggestion on
+  `/api/v1/incidents/{id}/analysis` (target <= 20 s during a storm);
+* each worker's resident memory (main process and pool child, embedding model loaded).
+
+Ends with one JSON line. Runs on its own cluster under .data/bench (bench/_env.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import _env
+import requests
+
+N = int(os.environ.get("BENCH_STORM_N", "20000"))
+ISSUES = int(os.environ.get("BENCH_STORM_ISSUES", "20"))
+BATCH = int(os.environ.get("BENCH_BATCH", "200"))
+CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
+TIMEOUT = float(os.environ.get("BENCH_STORM_TIMEOUT", "900"))
+
+
+def incident(kind: int, batch: int = 4, service: str = "ranker") -> dict[str, Any]:
+    """An occurrence of issue `kind` (its own stack frame); replicas send identical shapes."""
+    message = f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
+    return {
+        "service": service,
+        "environment": "prod",
+        "error_type": "RuntimeError",
+        "message": message,
+        "stacktrace": (
+            "Traceback (most recent call last):\n"
+            f'  File "/srv/{service}/model_{kind}.py", line 41, in forward\n'
+            "    return self.head(x)\n"
+            '  File "/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py", line 125,'
+            " in forward\n"
+            "    return F.linear(input, self.weight, self.bias)\n"
+            f"RuntimeError: {message}"
+        ),
+        "inference_context": {"model_id": "ranker-v3", "batch_size": batch},
+    }
+
+
+def new_error(error_type: str = "IndexError") -> dict[str, Any]:
+    """A failure the storm never had: another error type, another service."""
+    return {
+        "service": "tokenizer",
+        "environment": "prod",
+        "error_type": error_type,
+        "message": "index out of range in self",
+        "stacktrace": (
+            "Traceback (most recent call last):\n"
+            '  File "/srv/tokenizer/embed.py", line 17, in encode\n'
+            "    return self.embeddings(ids)\n"
+            '  File "/usr/lib/python3.11/site-packages/torch/nn/functional.py", line 2264,'
+            " in embedding\n"
+            "    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)\n"
+            f"{error_type}: index out of range in self"
+        ),
+        "logs": ["WARNING Token indices sequence length is longer than the specified maximum"],
+    }
+
+
+class Stack:
+    """gunicorn plus the two workers of `make run`, each logging to a file."""
+
+    def __init__(self, port: int, logs: Path) -> None:
+        from django.conf import settings
+
+        env = {
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            "TQDM_DISABLE": "1",
+            "RCA_RATE_LIMIT_PER_MINUTE": "6000000",
+            "RCA_RATE_LIMIT_BURST": "100000",
+        }
+        celery = [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--loglevel", "INFO"]
+        celery += ["--concurrency", "1", "--without-mingle", "--without-gossip"]
+        from webapp.supervisor import gunicorn_argv
+
+        fresh = settings.RCA_QUEUE_FRESH
+        self.commands = {
+            "web": gunicorn_argv(port, "--worker-class", "gthread", "--threads", "4"),
+            "worker": [*celery, "-n", "general@%h"],  # every queue (CELERY_TASK_QUEUES)
+            "fresh": [*celery, "-Q", fresh, "-n", f"{fresh}@%h"],
+        }
+        self.logs = {name: logs / f"storm-{name}.log" for name in self.commands}
+        self.procs = {
+            name: subprocess.Popen(
+                argv,
+                cwd=_env.REPO,
+                env=env,
+                stdout=self.logs[name].open("wb"),
+                stderr=subprocess.STDOUT,
+            )
+            for name, argv in self.commands.items()
+        }
+
+    def log(self, name: str) -> str:
+        return self.logs[name].read_text(errors="replace")
+
+    def rss_mb(self, name: str) -> float:
+        import psutil
+
+        main = psutil.Process(self.procs[name].pid)
+        return sum(p.memory_info().rss for p in [main, *main.children(recursive=True)]) / 2**20
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            proc.terminate()
+        for proc in self.procs.values():
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def wait(predicate, timeout: float, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"not within {timeout} s")
+
+
+def main() -> None:
+    _env.setup_django()
+    from django.core.management import call_command
+
+    from ingest.keys import create_key
+    from ingest.models import Incident, Project
+    from rca.models import Analysis
+    from webapp.celery import app
+
+    call_command("runbooks", "load", "--embed-now", verbosity=0)
+    project, _ = Project.objects.get_or_create(slug="storm", defaults={"name": "Storm"})
+    project.incidents.all().delete()
+    project.issues.all().delete()
+    _, key = create_key(project, "storm")
+    app.control.purge()  # messages other benches left for incidents long gone
+
+    port = _env.free_port()
+    base = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {key}"}
+    stack = Stack(port, Path(os.environ["RCA_DATA_DIR"]))
+    try:
+        wait(lambda: all(" ready." in stack.log(w) for w in ("worker", "fresh")), 120)
+        wait(lambda: healthy(base), 60)
+        # Warm-up, not measured: each worker loads its embedding model on its first analysis.
+        for k in range(ISSUES, ISSUES + 6):
+            pk = post_one(base, headers, incident(k, service="warmup"))
+            wait(lambda pk=pk: suggestion(base, headers, pk), 180)
+            if all("succeeded" in stack.log(w) for w in ("worker", "fresh")):
+                break
+        warm = {w: round(stack.rss_mb(w)) for w in ("worker", "fresh")}
+        warm_ids = set(Incident.objects.filter(project=project).values_list("pk", flat=True))
+
+        items = [incident(i % ISSUES) for i in range(N)]
+        chunks = [items[i : i + BATCH] for i in range(0, N, BATCH)]
+        local = threading.local()
+
+        def send(chunk: list[dict[str, Any]]) -> int:
+            if not hasattr(local, "session"):
+                local.session = requests.Session()
+            resp = local.session.post(
+                f"{base}/api/v1/incidents/batch",
+                json={"incidents": chunk},
+                headers=headers,
+                timeout=120,
+            )
+            return int(resp.json()["accepted"]) if resp.status_code == 202 else 0
+
+        mid: dict[str, float] = {}
+
+        def new_error_mid_storm() -> None:
+            """Another new failure, posted halfway through the storm."""
+            at = time.monotonic()
+            pk = post_one(base, headers, new_error("ValueError"))
+            wait(lambda: suggestion(base, headers, pk), TIMEOUT, interval=0.05)
+            mid["seconds"] = time.monotonic() - at
+
+        start = time.monotonic()
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            accepted = sum(pool.map(send, chunks[: len(chunks) // 2]))
+            probe = threading.Thread(target=new_error_mid_storm)
+            probe.start()
+            accepted += sum(pool.map(send, chunks[len(chunks) // 2 :]))
+        posted_s = time.monotonic() - start
+        probe.join()
+
+        fresh_at = time.monotonic()
+        fresh_id = post_one(base, headers, new_error())
+        wait(lambda: suggestion(base, headers, fresh_id), TIMEOUT, interval=0.05)
+        fresh_s = time.monotonic() - fresh_at
+        fresh_ids = set(
+            Incident.objects.filter(project=project, service="tokenizer").values_list(
+                "pk", flat=True
+            )
+        )
+        storm = Incident.objects.filter(project=project).exclude(pk__in=warm_ids | fresh_ids)
+        waiting_then = storm.filter(analysis_status__in=["pending", "analyzing"]).count()
+
+        wait(
+            lambda: not storm.filter(analysis_status__in=["pending", "analyzing"]).exists(),
+            TIMEOUT,
+            1,
+        )
+        drained_s = time.monotonic() - start
+        analyses = Analysis.objects.filter(incident__in=storm).count()
+        statuses = sorted(set(storm.values_list("analysis_status", flat=True)))
+        rss = {w: round(stack.rss_mb(w)) for w in ("worker", "fresh", "web")}
+        # Inside the stack, without the HTTP queueing of a saturated web server: stored ->
+        # analysis finished, per new error (the POST and the polling add the rest).
+        inside = {
+            a.incident.error_type: (a.finished_at - a.incident.received_at).total_seconds()
+            for a in Analysis.objects.filter(incident_id__in=fresh_ids).select_related("incident")
+        }
+    finally:
+        stack.stop()
+
+    print(
+        f"storm: {accepted} of {N} incidents of {ISSUES} issues accepted in {posted_s:.1f} s"
+        f" ({accepted / posted_s:.0f}/s), batches of {BATCH}, {CLIENTS} clients"
+    )
+    print(f"storm analyses: {analyses} (target <= {2 * ISSUES}); incident statuses {statuses}")
+    print(
+        f"new error's suggestion {fresh_s:.2f} s after its POST (target <= 20 s),"
+        f" while {waiting_then} storm incidents were still waiting"
+    )
+    print(f"another new error posted halfway through the storm: {mid['seconds']:.2f} s")
+    print(f"stored -> analysis finished, by new error: {inside}")
+    print(f"storm fully settled {drained_s:.1f} s after its first POST")
+    print(f"RSS MB (main + pool child): after warm-up {warm}, after the storm {rss}")
+    print(
+        json.dumps(
+            {
+                "storm_incidents": accepted,
+                "storm_issues": ISSUES,
+                "storm_post_s": round(posted_s, 2),
+                "storm_analyses": analyses,
+                "fresh_suggestion_s": round(fresh_s, 2),
+                "mid_storm_suggestion_s": round(mid["seconds"], 2),
+                "stored_to_analysed_s": {k: round(v, 2) for k, v in inside.items()},
+                "storm_waiting_at_fresh": waiting_then,
+                "storm_settled_s": round(drained_s, 1),
+                "rss_mb": rss,
+            }
+        )
+    )
+
+
+def healthy(base: str) -> bool:
+    try:
+        return requests.get(f"{base}/healthz", timeout=2).ok
+    except requests.RequestException:
+        return False
+
+
+def post_one(base: str, headers: dict[str, str], payload: dict[str, Any]) -> int:
+    resp = requests.post(f"{base}/api/v1/incidents", json=payload, headers=headers, timeout=30)
+    resp.raise_for_status()
+    return int(resp.json()["incident_id"])
+
+
+def suggestion(base: str, headers: dict[str, str], incident_id: int) -> bool:
+    resp = requests.get(
+        f"{base}/api/v1/incidents/{incident_id}/analysis", headers=headers, timeout=10
+    )
+    body = resp.json() if resp.ok else {}
+    return bool((body.get("analysis") or {}).get("suggestion"))
+
+
+if __name__ == "__main__":
+    main()
