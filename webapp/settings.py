@@ -131,8 +131,8 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Analysis queues (rca/queue/coalesce.py): an issue's first occurrence (new or regressed,
 # or no finished analysis yet) goes to FRESH, a materially different repeat to REPEAT;
-# the sweeper and corpus embedding to HOUSEKEEPING. A worker dedicated to FRESH keeps a
-# flood of repeats from delaying a new failure (README, "Queues").
+# the sweeper, corpus embedding and the worker heartbeat to HOUSEKEEPING. A worker
+# dedicated to FRESH keeps a flood of repeats from delaying a new failure (README, "Queues").
 RCA_QUEUE_FRESH = env("RCA_QUEUE_FRESH", default="fresh")
 RCA_QUEUE_REPEAT = env("RCA_QUEUE_REPEAT", default="repeat")
 RCA_QUEUE_HOUSEKEEPING = env("RCA_QUEUE_HOUSEKEEPING", default="housekeeping")
@@ -153,6 +153,8 @@ RCA_TASK_QUEUES = env.dict(
         "rca.tasks.send_notification": RCA_QUEUE_FRESH,
         "rca.tasks.sweep_stuck_analyses": RCA_QUEUE_HOUSEKEEPING,
         "rca.tasks.embed_corpus": RCA_QUEUE_HOUSEKEEPING,
+        # Behind the corpus embedding queued at start: `make run` is ready once it is done.
+        "webapp.tasks.heartbeat": RCA_QUEUE_HOUSEKEEPING,
     },
 )
 CELERY_TASK_ROUTES = ("webapp.celery.route",)
