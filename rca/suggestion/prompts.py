@@ -15,6 +15,7 @@ from typing import Any
 
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
+from ingest.parsing.log_levels import ERROR_AND_ABOVE as _KEY_LEVELS
 from ingest.parsing.logs import LogEntry
 from ingest.scrubbing import scrub_text
 from rca.suggestion.context import AnalysisContext, Evidence, innermost_app_frame
@@ -61,7 +62,6 @@ _CLOSE = "</untrusted-data>"
 _DELIMITER_LOOKALIKE = linear(r"<\s*(/?)\s*(untrusted-data)", ignore_case=True)
 _SOURCE_UNSAFE = linear(r"[^\w.:/-]")
 
-_KEY_LEVELS = {"ERROR", "CRITICAL", "FATAL", "EMERG", "ALERT"}
 _MAX_FRAMES = 12
 _MAX_LOGS = 12
 _MAX_LINE_TOKENS = 80
