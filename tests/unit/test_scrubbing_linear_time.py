@@ -3,6 +3,8 @@ fast substitution agrees with RE2's own, and a flood of findings is cut."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -93,7 +95,8 @@ def test_scrubbing_secret_like_text_never_raises_and_is_idempotent(text):
 @given(json_values)
 def test_scrubbing_structured_values_is_idempotent(value):
     once = scrub(value)
-    assert scrub(once) == once
+    # Compared as JSON text: a NaN in the value is never == itself, but it serialises alike.
+    assert json.dumps(scrub(once), sort_keys=True) == json.dumps(once, sort_keys=True)
 
 
 @settings(max_examples=300, deadline=None)
