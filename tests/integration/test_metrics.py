@@ -7,19 +7,30 @@ import json
 import re
 import subprocess
 import sys
+import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from ingest import metrics
+from ingest.models import Incident
 from rca import notify
 from rca.models import Notification, Suggestion
 from tests.support.factories import project_with_key, shape_error
 from tests.support.ui import analysed, store
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _test_broker(broker_url) -> None:
+    """Every scrape reads queue depths from the test run's broker, whose connections the
+    session releases at its end (see tests/conftest.py)."""
+
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -116,6 +127,8 @@ def test_verdicts_are_counted(client):
         "rootcause_suggestions",
         "rootcause_llm_tokens",
         "rootcause_notifications",
+        "rootcause_oldest_waiting_seconds",
+        "rootcause_broker_up",
     } <= families
 
 
@@ -212,3 +225,46 @@ def test_containers_on_a_shared_volume_are_summed(tmp_path, monkeypatch):
     monkeypatch.setenv(metrics.SHARED_ENV, str(tmp_path))
     body, _ = metrics.render()
     assert _summed(body) == (9, 3)
+
+
+def test_queue_depth_per_queue_is_read_from_the_broker(client, settings, broker_url):
+    from webapp.celery import app
+
+    scratch = f"metrics-scratch-{uuid.uuid4().hex[:8]}"
+    settings.RCA_QUEUE_HOUSEKEEPING = scratch
+    try:
+        for n in range(3):  # by name: no worker consumes this queue
+            app.send_task("tests.metrics.nothing", args=[n], queue=scratch)
+        samples = scrape(client)
+    finally:
+        with app.connection_for_write() as connection:
+            connection.default_channel.queue_purge(scratch)
+            metrics._close_quietly(connection.default_channel)
+    assert samples[("rootcause_broker_up", frozenset())] == 1
+    assert samples[("rootcause_queue_depth", frozenset({("queue", scratch)}))] == 3
+    # Every configured queue has a sample, an idle one reading 0 rather than "no data".
+    fresh = ("rootcause_queue_depth", frozenset({("queue", settings.RCA_QUEUE_FRESH)}))
+    assert fresh in samples
+
+
+def test_an_unreachable_broker_reads_as_down_and_metrics_still_answer(client, settings):
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    samples = scrape(client)
+    assert samples[("rootcause_broker_up", frozenset())] == 0
+    assert not [name for name, _ in samples if name == "rootcause_queue_depth"]
+    assert ("rootcause_analysis_queue_depth", frozenset({("state", "pending")})) in samples
+
+
+def test_oldest_waiting_is_the_age_of_the_longest_pending_incident(client):
+    name = ("rootcause_oldest_waiting_seconds", frozenset())
+    assert scrape(client)[name] == 0  # nothing waiting
+    tenant = project_with_key("ml-platform")
+    waiting = store(tenant.project, shape_error(batch=4))
+    store(tenant.project, shape_error(batch=8))
+    ten_minutes_ago = timezone.now() - timedelta(minutes=10)
+    Incident.objects.filter(pk=waiting.pk).update(analysis_updated_at=ten_minutes_ago)
+    age = scrape(client)[name]
+    assert 600 <= age < 3600
+    # Once analysed, it no longer waits.
+    Incident.objects.filter(pk=waiting.pk).update(analysis_status=Incident.Analysis.DONE)
+    assert scrape(client)[name] < 600
