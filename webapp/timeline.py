@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Min, OuterRef, Q, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import timezone
 
@@ -76,6 +76,33 @@ class Filters:
         return urlencode({k: v for k, v in values.items() if v != defaults[k]})
 
 
+@dataclass(frozen=True)
+class Backlog:
+    """Incidents waiting for analysis in the user's projects: `waiting` counts every pending
+    one, `joined` the repeats among them that wait on an analysis already queued for their
+    issue (no message of their own, rca/queue/coalesce.py)."""
+
+    waiting: int = 0
+    joined: int = 0
+    oldest_since: datetime | None = None
+
+
+def backlog(user) -> Backlog:
+    """One aggregate over pending incidents, which the partial index on analysis_status
+    finds without reading the rest of the table; not narrowed by the timeline's filters,
+    since the workers' backlog is the same whatever the user is looking at."""
+    pending = Incident.objects.filter(
+        analysis_status=Incident.Analysis.PENDING,
+        project__in=Project.objects.filter(memberships__user=user).values("pk"),
+    )
+    row = pending.aggregate(
+        waiting=Count("pk"),
+        joined=Count("pk", filter=Q(analysis_joined=True)),
+        oldest_since=Min("analysis_updated_at"),
+    )
+    return Backlog(**row)
+
+
 @dataclass
 class TimelinePage:
     issues: list[Issue]
@@ -83,6 +110,7 @@ class TimelinePage:
     page: int
     pages: int
     filters: Filters
+    backlog: Backlog = Backlog()
 
     @property
     def next_query(self) -> str:
@@ -117,7 +145,8 @@ def filtered_issues(user, filters: Filters) -> QuerySet[Issue]:
 
 
 def timeline_issues(user, filters: Filters, now: datetime | None = None) -> TimelinePage:
-    """One page of issues plus the total: two queries, whatever the data volume."""
+    """One page of issues, the total and the analysis backlog: three queries, whatever the
+    data volume."""
     qs = filtered_issues(user, filters).filter(last_seen__gte=filters.since(now))
     total = qs.count()
     pages = max(1, -(-total // PAGE_SIZE))
@@ -134,7 +163,14 @@ def timeline_issues(user, filters: Filters, now: datetime | None = None) -> Time
         )
         .order_by("-last_seen", "-pk")[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     )
-    return TimelinePage(issues=list(rows), total=total, page=page, pages=pages, filters=filters)
+    return TimelinePage(
+        issues=list(rows),
+        total=total,
+        page=page,
+        pages=pages,
+        filters=filters,
+        backlog=backlog(user),
+    )
 
 
 @dataclass

@@ -115,13 +115,38 @@ def test_timeline_of_10000_incidents_in_500_issues_costs_a_fixed_number_of_queri
     )
     for issue in issues[:40]:
         analysed(Incident.objects.filter(issue=issue).first())
-    # session, user, chart, count, page; the full page adds the filter menus (projects +
-    # services, models, error types)
-    with django_assert_num_queries(9):
+    # session, user, chart, count, page, backlog; the full page adds the filter menus
+    # (projects + services, models, error types)
+    with django_assert_num_queries(10):
         response = client.get("/")
     html = response.content.decode()
     assert response.status_code == 200
     assert html.count("<tr>") == 51 and "500 issues" in html
     assert html.count("Set the head's in_features") == 40  # one subquery, no N+1
-    with django_assert_num_queries(5):  # the fragment: no filter menus
+    with django_assert_num_queries(6):  # the fragment: no filter menus
         client.get("/?service=svc-3&page=2", HTTP_HX_REQUEST="true")
+
+
+def test_the_backlog_of_the_users_projects_is_shown_while_there_is_one(client, project):
+    assert "waiting for analysis" not in client.get("/").content.decode()  # nothing stored
+
+    other = project_with_key("search").project  # alice is no member: its backlog is not hers
+    for batch in (4, 8, 16):
+        store(other, shape_error(batch=batch))
+    assert "waiting for analysis" not in client.get("/").content.decode()
+
+    first = store(project, shape_error(batch=4))
+    store(project, oom("chat"))
+    repeat = store(project, shape_error(batch=8))
+    Incident.objects.filter(pk=repeat.pk).update(analysis_joined=True)
+    queued = timezone.now() - timedelta(minutes=5)
+    Incident.objects.filter(pk=first.pk).update(analysis_updated_at=queued)
+    html = client.get("/").content.decode()
+    assert "3 incidents waiting for analysis" in html
+    assert "1 of them repeat joining an analysis already queued" in html
+    assert "oldest <time" in html and "5\xa0minutes</time>" in html
+    # The htmx fragment (every filter change) carries it too.
+    assert "3 incidents waiting" in client.get("/?service=chat", HTTP_HX_REQUEST="true").text
+
+    Incident.objects.filter(project=project).update(analysis_status=Incident.Analysis.DONE)
+    assert "waiting for analysis" not in client.get("/").content.decode()
