@@ -37,3 +37,15 @@ def _no_persistent_connections(django_db_setup) -> None:
 
     for conn in connections.all():
         conn.settings_dict["CONN_MAX_AGE"] = 0
+
+
+@pytest.fixture(scope="module")
+def slack_server():
+    """A local server speaking Slack's protocol (webhooks, response_url), one per module."""
+    from pytest_httpserver import HTTPServer
+
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    server.start()
+    yield server
+    server.clear()
+    server.stop()

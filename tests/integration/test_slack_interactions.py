@@ -39,15 +39,6 @@ def _slack_settings(settings):
     settings.SLACK_WEBHOOK_URL = ""
 
 
-@pytest.fixture(scope="module")
-def slack_server():
-    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    server.start()
-    yield server
-    server.clear()
-    server.stop()
-
-
 @pytest.fixture
 def slack(slack_server: HTTPServer) -> HTTPServer:
     """Slack's side: the incoming webhook and the response_url both answer `ok`."""

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import pytest
 from django.db import connection
-from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from ingest.models import Incident, Issue, Project
@@ -64,15 +63,6 @@ class SlackHook:
 
     def payloads(self) -> list[dict]:
         return [payload for _, payload, _ in self.posts]
-
-
-@pytest.fixture(scope="module")
-def slack_server():
-    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    server.start()
-    yield server
-    server.clear()
-    server.stop()
 
 
 @pytest.fixture
