@@ -10,13 +10,20 @@ error, and measures:
   (target <= 2 per issue: repeats join the pending analysis or reuse the finished one);
 * `fresh_suggestion_s`: from the new error's POST to its suggestion on
   `/api/v1/incidents/{id}/analysis` (target <= 20 s during a storm);
-* each worker's resident memory (main process and pool child, embedding model loaded).
+* each worker's resident memory (main process and pool child, embedding model loaded);
+* `slack`: the project's webhook points at a local server speaking Slack's incoming-webhook
+  protocol (`SlackReceiver`); for a new error posted on the quiet stack before the storm,
+  one posted halfway through it and one after it, seconds from its POST to its "New issue"
+  and "Suggested fix" messages, or to the digest that named it instead (more than
+  RCA_SLACK_DIGEST_THRESHOLD new issues within RCA_SLACK_DIGEST_WINDOW_MINUTES fold into
+  one digest, sent when the window ends; a folded issue's suggestion is not sent at all).
 
 Ends with one JSON line. Runs on its own cluster under .data/bench (bench/_env.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -24,6 +31,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +43,8 @@ ISSUES = int(os.environ.get("BENCH_STORM_ISSUES", "20"))
 BATCH = int(os.environ.get("BENCH_BATCH", "200"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
 TIMEOUT = float(os.environ.get("BENCH_STORM_TIMEOUT", "900"))
+# The worker processes post to the local Slack stand-in only if its host is allowed.
+os.environ.setdefault("RCA_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1")
 
 
 def incident(kind: int, batch: int = 4, service: str = "ranker") -> dict[str, Any]:
@@ -132,6 +142,62 @@ class Stack:
                 proc.kill()
 
 
+class SlackReceiver:
+    """A local Slack incoming webhook: answers 200 "ok", records each body and its arrival."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[float, dict[str, Any]]] = []
+        received = self.messages
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                at = time.monotonic()
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                received.append((at, json.loads(body or b"{}")))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/services/T0/B0/bench"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def arrival(self, issue_id: int, kind: str) -> float | None:
+        """When the first message of `kind` (new / suggestion / digest) naming the issue came."""
+        starts = {"new": "New issue in", "suggestion": "Suggested fix in"}
+        link = f"/issues/{issue_id}|"  # the issue's link in the blocks, in either message
+        for at, body in list(self.messages):
+            text = str(body.get("text", ""))
+            if kind == "digest":
+                if " more new issues in " not in text:
+                    continue
+            elif not text.startswith(starts[kind]):
+                continue
+            if link in json.dumps(body.get("blocks", []), ensure_ascii=False):
+                return at
+        return None
+
+    def count(self, kind: str) -> int:
+        starts = {"new": "New issue in", "suggestion": "Suggested fix in"}
+        texts = [str(body.get("text", "")) for _, body in list(self.messages)]
+        if kind == "digest":
+            return sum(" more new issues in " in t for t in texts)
+        return sum(t.startswith(starts[kind]) for t in texts)
+
+    def digest_sizes(self) -> list[int]:
+        """How many new issues each digest counted ("17 more new issues in ...")."""
+        texts = [str(body.get("text", "")) for _, body in list(self.messages)]
+        return [int(t.split()[0]) for t in texts if " more new issues in " in t]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
 def wait(predicate, timeout: float, interval: float = 0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -143,17 +209,21 @@ def wait(predicate, timeout: float, interval: float = 0.2):
 
 def main() -> None:
     _env.setup_django()
+    from django.conf import settings
     from django.core.management import call_command
 
     from ingest.keys import create_key
     from ingest.models import Incident, Project
-    from rca.models import Analysis
+    from rca.models import Analysis, Notification
+    from rca.notify.webhooks import set_webhook
     from webapp.celery import app
 
     call_command("runbooks", "load", "--embed-now", verbosity=0)
     project, _ = Project.objects.get_or_create(slug="storm", defaults={"name": "Storm"})
     project.incidents.all().delete()
     project.issues.all().delete()
+    Notification.objects.filter(project=project).delete()
+    set_webhook(project, "")  # the warm-up sends nothing; the webhook is set after it
     _, key = create_key(project, "storm")
     app.control.purge()  # messages other benches left for incidents long gone
 
@@ -161,6 +231,7 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {key}"}
     stack = Stack(port, Path(os.environ["RCA_DATA_DIR"]))
+    slack = SlackReceiver()
     try:
         wait(lambda: all(" ready." in stack.log(w) for w in ("worker", "fresh")), 120)
         wait(lambda: healthy(base), 60)
@@ -172,6 +243,13 @@ def main() -> None:
                 break
         warm = {w: round(stack.rss_mb(w)) for w in ("worker", "fresh")}
         warm_ids = set(Incident.objects.filter(project=project).values_list("pk", flat=True))
+
+        set_webhook(project, slack.url)
+        posted: dict[str, tuple[float, int]] = {}  # probe -> (its POST's time, incident id)
+        # A new error on the quiet stack: the 2 s target, and the messages with no digest.
+        posted["quiet"] = (time.monotonic(), post_one(base, headers, new_error("KeyError")))
+        wait(lambda: suggestion(base, headers, posted["quiet"][1]), TIMEOUT, interval=0.05)
+        quiet_s = time.monotonic() - posted["quiet"][0]
 
         items = [incident(i % ISSUES) for i in range(N)]
         chunks = [items[i : i + BATCH] for i in range(0, N, BATCH)]
@@ -194,6 +272,7 @@ def main() -> None:
             """Another new failure, posted halfway through the storm."""
             at = time.monotonic()
             pk = post_one(base, headers, new_error("ValueError"))
+            posted["mid_storm"] = (at, pk)
             wait(lambda: suggestion(base, headers, pk), TIMEOUT, interval=0.05)
             mid["seconds"] = time.monotonic() - at
 
@@ -208,6 +287,7 @@ def main() -> None:
 
         fresh_at = time.monotonic()
         fresh_id = post_one(base, headers, new_error())
+        posted["after_storm"] = (fresh_at, fresh_id)
         wait(lambda: suggestion(base, headers, fresh_id), TIMEOUT, interval=0.05)
         fresh_s = time.monotonic() - fresh_at
         fresh_ids = set(
@@ -224,6 +304,29 @@ def main() -> None:
             1,
         )
         drained_s = time.monotonic() - start
+
+        # Each probe's Slack fate: its own two messages, or a place in the digest, which is
+        # sent when the digest window ends (RCA_SLACK_DIGEST_WINDOW_MINUTES after it opened).
+        issue_of = {name: Incident.objects.get(pk=pk).issue_id for name, (_, pk) in posted.items()}
+
+        def told(name: str) -> bool:
+            issue = issue_of[name]
+            alone = slack.arrival(issue, "new") and slack.arrival(issue, "suggestion")
+            return bool(alone or slack.arrival(issue, "digest"))
+
+        window_s = 60 * settings.RCA_SLACK_DIGEST_WINDOW_MINUTES
+        with contextlib.suppress(TimeoutError):  # a message never sent is reported as null
+            wait(lambda: all(told(p) for p in posted), window_s + 120, 1)
+        slack_s: dict[str, dict[str, Any]] = {}
+        for name, (at, _) in posted.items():
+            issue = issue_of[name]
+            rows = Notification.objects.filter(issue_id=issue).values_list("kind", "status")
+            slack_s[name] = {
+                kind: None if (got := slack.arrival(issue, kind)) is None else round(got - at, 2)
+                for kind in ("new", "suggestion", "digest")
+            } | {"rows": dict(rows)}
+        sent: dict[str, Any] = {kind: slack.count(kind) for kind in ("new", "suggestion", "digest")}
+        sent["digest_sizes"] = slack.digest_sizes()  # issues per digest, the probes among them
         analyses = Analysis.objects.filter(incident__in=storm).count()
         statuses = sorted(set(storm.values_list("analysis_status", flat=True)))
         rss = {w: round(stack.rss_mb(w)) for w in ("worker", "fresh", "web")}
@@ -235,6 +338,7 @@ def main() -> None:
         }
     finally:
         stack.stop()
+        slack.stop()
 
     print(
         f"storm: {accepted} of {N} incidents of {ISSUES} issues accepted in {posted_s:.1f} s"
@@ -246,6 +350,10 @@ def main() -> None:
         f" while {waiting_then} storm incidents were still waiting"
     )
     print(f"another new error posted halfway through the storm: {mid['seconds']:.2f} s")
+    print(f"a new error on the quiet stack, before the storm: {quiet_s:.2f} s")
+    print(f"Slack messages received, by kind: {sent}")
+    for name, fate in slack_s.items():
+        print(f"Slack, {name} new error: seconds from its POST {fate}")
     print(f"stored -> analysis finished, by new error: {inside}")
     print(f"storm fully settled {drained_s:.1f} s after its first POST")
     print(f"RSS MB (main + pool child): after warm-up {warm}, after the storm {rss}")
@@ -262,6 +370,9 @@ def main() -> None:
                 "storm_waiting_at_fresh": waiting_then,
                 "storm_settled_s": round(drained_s, 1),
                 "rss_mb": rss,
+                "quiet_suggestion_s": round(quiet_s, 2),
+                "slack_s": slack_s,
+                "slack_messages": sent,
             }
         )
     )
