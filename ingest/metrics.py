@@ -18,6 +18,7 @@ that a client cannot create a new time series per request.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -36,7 +37,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,57 @@ NOTIFICATIONS = Counter(
     "Slack notifications by outcome (sent | failed | suppressed | retry).",
     ["outcome"],
 )
+
+# --- Restarts, recorded by `make run`'s supervisor in a file the scrape reads ---------------
+
+# Not a prometheus_client Counter: the supervisor imports prometheus_client (via this module)
+# before it creates and empties the multiprocess directory, so a Counter there would count in
+# its own memory, which no scrape sees. A JSON file that only the supervisor writes
+# (atomically, by rename) and every scrape reads works whatever the import order, and needs
+# no database, which is itself one of the processes that restart.
+RESTARTS_FILE = "process-restarts.json"
+PROCESSES = ("postgres", "worker", "fresh", "web")  # webapp/supervisor.py's units
+
+
+def count_restart(directory: Path, process: str) -> None:
+    """One more restart of `process` in `directory`'s file (the supervisor's own thread only)."""
+    counts = _restarts(directory)
+    key = bounded(process, PROCESSES)
+    counts[key] = counts.get(key, 0) + 1
+    part = directory / f".{RESTARTS_FILE}.tmp"
+    part.write_text(json.dumps(counts))
+    part.replace(directory / RESTARTS_FILE)
+
+
+def _restarts(directory: Path) -> dict[str, int]:
+    try:
+        counts = json.loads((directory / RESTARTS_FILE).read_text())
+    except (OSError, ValueError):  # none yet (no restart this run), or not ours to read
+        return {}
+    return {str(k): int(v) for k, v in counts.items()} if isinstance(counts, dict) else {}
+
+
+class _Restarts:
+    """`rootcause_process_restarts_total{process}` from the files under `directories`."""
+
+    def __init__(self, directories: Iterable[Path]) -> None:
+        self.directories = list(directories)
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "rootcause_process_restarts",
+            "Restarts of each process by `make run`'s supervisor since it started"
+            " (postgres | worker | fresh | web).",
+            labels=["process"],
+        )
+        totals = dict.fromkeys(PROCESSES, 0)
+        for directory in self.directories:
+            for process, n in _restarts(directory).items():
+                totals[process] = totals.get(process, 0) + n
+        for process, n in totals.items():
+            family.add_metric([process], n)
+        yield family
+
 
 # --- Bounded label values -------------------------------------------------------------------
 
@@ -328,10 +380,13 @@ def render(multiproc_dir: str | None = None) -> tuple[bytes, str]:
     registry = CollectorRegistry()
     if not multiproc_dir and (shared := os.environ.get(SHARED_ENV)):
         registry.register(_SharedVolume(shared))
+        registry.register(_Restarts(p for p in Path(shared).glob("*") if p.is_dir()))
     elif path:
         MultiProcessCollector(registry, path)  # type: ignore[no-untyped-call]  # unannotated
+        registry.register(_Restarts([Path(path)]))
     else:
         registry.register(_ThisProcess())
+        registry.register(_Restarts([]))
     registry.register(_ScrapedCollector())
     return generate_latest(registry), CONTENT_TYPE_LATEST
 

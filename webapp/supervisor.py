@@ -222,9 +222,15 @@ def say(message: str) -> None:
 class Supervisor:
     """Runs `units` in order, restarts the ones that die, stops them in reverse order."""
 
-    def __init__(self, units: list[Watched], clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        units: list[Watched],
+        clock: Callable[[], float] = time.monotonic,
+        metrics_dir: Path | None = None,  # where restarts are counted for /metrics
+    ):
         self.units = units
         self.clock = clock
+        self.metrics_dir = metrics_dir
         self.stopping = threading.Event()
         self.reason = ""
 
@@ -243,6 +249,7 @@ class Supervisor:
             if now >= unit.restart_at:
                 unit.restart_at = None
                 unit.history.restarted(now)
+                self._count_restart(unit.name)
                 self._start(unit)
             return
         death = unit.death()
@@ -260,6 +267,17 @@ class Supervisor:
             return
         unit.restart_at = now + delay
         say(f"{unit.name} {death}; restarting it in {delay:.0f} s")
+
+    def _count_restart(self, name: str) -> None:
+        """rootcause_process_restarts_total: a full disk must not stop the restart itself."""
+        if self.metrics_dir is None:
+            return
+        from ingest import metrics
+
+        try:
+            metrics.count_restart(self.metrics_dir, name)
+        except OSError as exc:
+            say(f"counting {name}'s restart failed: {exc}"[:500])
 
     def _start(self, unit: Watched) -> None:
         unit.started_at = self.clock()

@@ -22,6 +22,7 @@ from rca import notify
 from rca.models import Notification, Suggestion
 from tests.support.factories import project_with_key, shape_error
 from tests.support.ui import analysed, store
+from webapp.supervisor import Supervisor, Watched, children
 
 pytestmark = pytest.mark.django_db
 
@@ -268,3 +269,34 @@ def test_oldest_waiting_is_the_age_of_the_longest_pending_incident(client):
     # Once analysed, it no longer waits.
     Incident.objects.filter(pk=waiting.pk).update(analysis_status=Incident.Analysis.DONE)
     assert scrape(client)[name] < 600
+
+
+def test_restarts_by_the_supervisor_are_counted_per_process(tmp_path):
+    """A worker killed twice and the web server once, as `make run`'s supervisor restarts
+    them: the scrape of the run's metrics directory names each count."""
+    now = [0.0]
+    dead: set[str] = set()
+
+    def unit(name: str) -> Watched:
+        return Watched(
+            name,
+            start=lambda: dead.discard(name),
+            death=lambda: "was killed by SIGKILL" if name in dead else None,
+            stop=lambda _deadline: None,
+        )
+
+    directory = metrics.reset_dir(tmp_path / "metrics")
+    units = [unit("worker"), unit("web")]
+    sup = Supervisor(units, clock=lambda: now[0], metrics_dir=directory)
+    for died in ("worker", "web", "worker"):
+        dead.add(died)
+        for _ in range(2):  # notice the death, then restart once the backoff is over
+            for u in units:
+                sup.check(u)
+            now[0] += 60
+    samples = parse(metrics.render(str(directory))[0].decode())
+    name = "rootcause_process_restarts_total"
+    counts = {p: value(samples, name, process=p) for p in ("worker", "web", "postgres")}
+    assert counts == {"worker": 2, "web": 1, "postgres": 0}
+    # Every process the supervisor runs is a known label value.
+    assert {kid.name for kid in children(8000, tmp_path)} | {"postgres"} == set(metrics.PROCESSES)

@@ -44,7 +44,7 @@ class Command(BaseCommand):
         units = [supervisor.watch_child(kid, env, out_lock) for kid in kids]
         if not os.environ.get("DATABASE_URL"):
             units.insert(0, supervisor.watch_postgres())
-        sup = supervisor.Supervisor(units)
+        sup = supervisor.Supervisor(units, metrics_dir=metrics_dir)
 
         def announce() -> None:
             checks = readiness.wait_until_started(
