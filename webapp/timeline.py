@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from ingest.models import Incident, Issue, Project
 from rca.models import Suggestion
-from webapp import access
+from webapp import access, heartbeat
 
 PAGE_SIZE = 50
 RANGES = {
@@ -103,6 +103,18 @@ def backlog(user) -> Backlog:
     return Backlog(**row)
 
 
+def worker_silence(now: datetime | None = None) -> int | None:
+    """Seconds since a worker last answered a ping, once that is longer than /readyz allows
+    (heartbeat.FRESH_FOR), else None: the banner saying incidents are stored but not analysed.
+    None too before any worker ever answered (a first start embeds the corpus first, and
+    /readyz reports it); the workers' beat pings every 30 s, so a live worker never shows it."""
+    beat = heartbeat.latest_seen()
+    if beat is None:
+        return None
+    silence = (now or timezone.now()) - beat.seen_at
+    return int(silence.total_seconds()) if silence > heartbeat.FRESH_FOR else None
+
+
 @dataclass
 class TimelinePage:
     issues: list[Issue]
@@ -111,6 +123,7 @@ class TimelinePage:
     pages: int
     filters: Filters
     backlog: Backlog = Backlog()
+    worker_silent_for: int | None = None  # seconds; see worker_silence()
 
     @property
     def next_query(self) -> str:
@@ -145,8 +158,8 @@ def filtered_issues(user, filters: Filters) -> QuerySet[Issue]:
 
 
 def timeline_issues(user, filters: Filters, now: datetime | None = None) -> TimelinePage:
-    """One page of issues, the total and the analysis backlog: three queries, whatever the
-    data volume."""
+    """One page of issues, the total, the analysis backlog and the workers' last heartbeat:
+    four queries, whatever the data volume."""
     qs = filtered_issues(user, filters).filter(last_seen__gte=filters.since(now))
     total = qs.count()
     pages = max(1, -(-total // PAGE_SIZE))
@@ -170,6 +183,7 @@ def timeline_issues(user, filters: Filters, now: datetime | None = None) -> Time
         pages=pages,
         filters=filters,
         backlog=backlog(user),
+        worker_silent_for=worker_silence(now),
     )
 
 

@@ -1,0 +1,77 @@
+"""While the database is unreachable, UI pages answer a plain 503 saying so, not Django's 500.
+
+Every page reads the session and the user from the database, so "the database is down"
+cannot be a banner on a page: it is the page. Other faults (a silent worker) are banners
+on the timeline (webapp/timeline.py).
+
+A view that hits a dead connection raises `OperationalError` or `InterfaceError`, caught
+in `process_exception`. A middleware's own query (saving the session, django-axes) has
+been turned into a 500 by Django before it reaches here, so a 500 is answered as a 503
+too when the database then refuses a connection (one attempt, only on a 500).
+
+Paths under /api/ and the machine endpoints (/metrics, /healthz, /readyz) are left as
+they are: their clients read JSON or Prometheus text, never this page.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
+from django.http import HttpRequest, HttpResponse
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER = 10  # seconds: `make run` restarts a dead PostgreSQL after 1 s, then 2 s, 4 s...
+NOT_UI = ("/api/", "/metrics", "/healthz", "/readyz")
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Database unreachable · Rootcause</title></head>
+<body><h1>The database is unreachable</h1>
+<p>Rootcause cannot show anything until it answers again. Reload this page in a few
+seconds; if this persists, the server's log says why the database is down.</p></body></html>
+"""
+
+
+def unavailable() -> HttpResponse:
+    response = HttpResponse(PAGE, status=503, content_type="text/html; charset=utf-8")
+    response["Retry-After"] = str(RETRY_AFTER)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def database_answers() -> bool:
+    """A live connection answers `SELECT 1`, or a new one can be opened. A connection that
+    failed is not None until the request ends, so `ensure_connection` alone would trust it."""
+    if connection.connection is not None and connection.is_usable():
+        return True
+    try:
+        connection.close()
+        connection.ensure_connection()
+    except DatabaseError:
+        return False
+    return True
+
+
+class DatabaseDownMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code == 500 and _is_ui(request) and not database_answers():
+            log.warning("%s answered 503: the database is unreachable", request.path)
+            return unavailable()
+        return response
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        if not isinstance(exc, OperationalError | InterfaceError) or not _is_ui(request):
+            return None
+        if database_answers():  # a query error, not an outage: Django's 500 and its log
+            return None
+        log.warning("%s answered 503: the database is unreachable (%s)", request.path, exc)
+        return unavailable()
+
+
+def _is_ui(request: HttpRequest) -> bool:
+    return not request.path.startswith(NOT_UI)
