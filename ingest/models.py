@@ -127,6 +127,10 @@ class Incident(models.Model):
     # is `failed` for good until a responder re-analyses it (which resets the count).
     analysis_attempts = models.PositiveSmallIntegerField(default=0)
     analysis_error = models.TextField(blank=True)  # the last failed attempt's error, ours
+    # While `analyzing`: the claim holds until then, renewed by the worker every third of
+    # RCA_ANALYSIS_LEASE (rca/queue/lease.py); once past, its worker is gone and the
+    # sweeper re-queues the incident. Null: never claimed (or claimed before leases).
+    analysis_lease_until = models.DateTimeField(null=True, blank=True)
     # Pending without a message of its own: it waits for its issue's `analysis_leader` and is
     # settled when that analysis ends (rca/queue/coalesce.py).
     analysis_joined = models.BooleanField(default=False)

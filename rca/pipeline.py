@@ -18,7 +18,7 @@ from django.utils import timezone
 from ingest import metrics
 from ingest.models import Incident
 from rca.models import Analysis, Suggestion
-from rca.queue import claim, coalesce
+from rca.queue import claim, coalesce, lease
 from rca.reuse import reusable_analysis
 from rca.suggestion.context import Evidence
 from rca.suggestion.evidence import context_for, evidence_from_retrieved, stored_bodies
@@ -77,10 +77,12 @@ def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
     backoff, after the last one the incident stays `failed` and the failed Analysis (if
     one was started) is returned.
     """
-    if not claim.claim(incident_id, force=force):
+    token = claim.claim(incident_id, force=force)
+    if token is None:
         return None
     try:
-        analysis = _analyse_claimed(incident_id, force=force)
+        with lease.Renewal(incident_id, token):  # renewed while it runs, stopped either way
+            analysis = _analyse_claimed(incident_id, force=force)
     except Exception as exc:
         log.exception("analysis of incident %s failed", incident_id)
         error = claim.error_text(exc)

@@ -126,6 +126,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=120)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=180)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A broker (or, for the embedded broker, database) outage of any length: the worker keeps
+# reconnecting instead of exiting after Celery's default 100 retries.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # A broker that accepts connections but never answers must not hang a web request.
     # (Only for Redis: the SQLAlchemy transport hands these keys to create_engine.)
@@ -162,16 +165,24 @@ RCA_TASK_QUEUES = env.dict(
 CELERY_TASK_ROUTES = ("webapp.celery.route",)
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {"task": "webapp.tasks.heartbeat", "schedule": 30.0},
-    "sweep-stuck-analyses": {"task": "rca.tasks.sweep_stuck_analyses", "schedule": 60.0},
+    "sweep-stuck-analyses": {
+        "task": "rca.tasks.sweep_stuck_analyses",
+        "schedule": env.float("RCA_SWEEP_INTERVAL", default=30.0),
+    },
 }
 # sentence-transformers model name or local path; empty: the bundled all-MiniLM-L6-v2.
 RCA_EMBEDDING_MODEL = env("RCA_EMBEDDING_MODEL", default="")
 # Directory of cached chunk vectors (rca/corpus/embedding_cache.py); empty: the XDG cache
 # dir, ~/.cache/rootcause/embeddings; "off": no cache.
 RCA_EMBEDDING_CACHE = env("RCA_EMBEDDING_CACHE", default="")
-# The sweeper re-enqueues incidents pending (message lost) or analyzing (worker lost)
-# longer than these (seconds).
+# The sweeper (beat, every RCA_SWEEP_INTERVAL s) re-enqueues incidents pending (message
+# lost) longer than RCA_ANALYSIS_PENDING_AFTER, and analyzing ones whose lease lapsed: a
+# claim holds RCA_ANALYSIS_LEASE seconds, renewed every third of it while the analysis
+# runs (rca/queue/lease.py), so a killed worker's incident resumes within lease + interval.
+# RCA_ANALYSIS_STUCK_AFTER: claims without a lease (made before leases existed) and the
+# re-send of Slack notifications still queued (seconds).
 RCA_ANALYSIS_PENDING_AFTER = env.int("RCA_ANALYSIS_PENDING_AFTER", default=120)
+RCA_ANALYSIS_LEASE = env.float("RCA_ANALYSIS_LEASE", default=30.0)
 RCA_ANALYSIS_STUCK_AFTER = env.int("RCA_ANALYSIS_STUCK_AFTER", default=600)
 # Every claim of an incident is an attempt (a worker killed mid-analysis included). A failed
 # attempt is retried by the task after RCA_ANALYSIS_RETRY_BACKOFF * 2**(attempt-1) seconds

@@ -5,17 +5,21 @@ racing a slow worker) can never analyse the same incident at the same time. Each
 is an attempt, counted in the same UPDATE: a worker SIGKILLed mid-analysis has already
 spent its attempt, so an incident that kills every worker that touches it (or always
 raises) runs at most RCA_ANALYSIS_MAX_ATTEMPTS times and then stays `failed`.
+A claim holds a lease (rca/queue/lease.py) that the running analysis renews; the
+sweeper takes back an `analyzing` incident only once its lease has lapsed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
 from ingest.models import Incident
+from rca.queue import lease
 
 Status = Incident.Analysis
 MAX_ERROR = 2000  # characters of an error kept on the incident (the Analysis row has more)
@@ -32,21 +36,24 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
 
 
-def claim(incident_id: int, *, force: bool = False) -> bool:
-    """pending -> analyzing (also done/failed -> analyzing when forced); True if we won.
+def claim(incident_id: int, *, force: bool = False) -> datetime | None:
+    """pending -> analyzing (also done/failed -> analyzing when forced); the claim's token
+    (the `analysis_updated_at` written, which a lease renewal matches) if we won, else None.
 
     Never past the attempt limit, forced or not: only `reset_attempts` (a responder's
     Re-analyse) opens an exhausted incident again, so no stray message can loop it.
     """
     allowed = [Status.PENDING] + ([Status.DONE, Status.FAILED] if force else [])
+    now = timezone.now()
     won = Incident.objects.filter(
         pk=incident_id, analysis_status__in=allowed, analysis_attempts__lt=max_attempts()
     ).update(
         analysis_status=Status.ANALYZING,
-        analysis_updated_at=timezone.now(),
+        analysis_updated_at=now,
+        analysis_lease_until=lease.expiry(now),
         analysis_attempts=F("analysis_attempts") + 1,
     )
-    return won == 1
+    return now if won == 1 else None
 
 
 def finish(incident_id: int, status: str) -> None:

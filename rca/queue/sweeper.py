@@ -1,7 +1,10 @@
 """Re-enqueue analyses that got stuck: a broker outage or a killed worker delays, never loses.
 
 `pending` too long: the message never arrived (broker down, enqueue lost) — send it again.
-`analyzing` too long: the worker died mid-analysis — put it back to pending and send it.
+`analyzing` with its lease lapsed: the worker died mid-analysis (a live one renews the
+lease every third of RCA_ANALYSIS_LEASE, rca/queue/lease.py) — put it back to pending
+and send it. Beat runs this every RCA_SWEEP_INTERVAL seconds, so a killed worker's
+incident is resumed within lease + interval (a minute with the defaults).
 Occurrences that joined their issue's pending analysis (rca/queue/coalesce.py) wait with
 no message of their own: they are settled when that analysis ends, here at the latest.
 Either way, an incident that has used all its attempts (RCA_ANALYSIS_MAX_ATTEMPTS; the
@@ -30,7 +33,7 @@ Status = Incident.Analysis
 log = logging.getLogger(__name__)
 
 
-def _stuck(pending_cutoff: datetime, analyzing_cutoff: datetime) -> Q:
+def _stuck(pending_cutoff: datetime, lost: Q) -> Q:
     """A joined occurrence is pending by design (it has no message): never stuck itself;
     `settle_stuck_issues` rescues it when the analysis it waits for is gone."""
     pending = Q(
@@ -38,7 +41,19 @@ def _stuck(pending_cutoff: datetime, analyzing_cutoff: datetime) -> Q:
         analysis_updated_at__lt=pending_cutoff,
         analysis_joined=False,
     )
-    return pending | Q(analysis_status=Status.ANALYZING, analysis_updated_at__lt=analyzing_cutoff)
+    return pending | (Q(analysis_status=Status.ANALYZING) & lost)
+
+
+def _lost(now: datetime, stuck_after: timedelta | None) -> Q:
+    """An `analyzing` claim whose worker is gone: its lease lapsed. A claim with no lease
+    (made before leases existed) after RCA_ANALYSIS_STUCK_AFTER. An explicit `stuck_after`
+    (an operator's `rca sweep --older-than`) takes any claim that old, lease or not."""
+    if stuck_after is not None:
+        return Q(analysis_updated_at__lt=now - stuck_after)
+    unleased = now - timedelta(seconds=settings.RCA_ANALYSIS_STUCK_AFTER)
+    return Q(analysis_lease_until__lt=now) | Q(
+        analysis_lease_until__isnull=True, analysis_updated_at__lt=unleased
+    )
 
 
 def _queue(incident_id: int) -> str:
@@ -50,18 +65,17 @@ def _queue(incident_id: int) -> str:
 def sweep(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
     """Re-enqueue stuck incidents; return their ids.
 
-    Default cutoffs: `pending` after RCA_ANALYSIS_PENDING_AFTER (a lost message is cheap
-    to resend: the claim makes a duplicate harmless), `analyzing` after
-    RCA_ANALYSIS_STUCK_AFTER (an analysis may legitimately take a while). An explicit
-    `stuck_after` applies to both (`timedelta(0)`: everything, now).
+    Default: `pending` after RCA_ANALYSIS_PENDING_AFTER (a lost message is cheap to
+    resend: the claim makes a duplicate harmless), `analyzing` once its lease lapsed (a
+    long analysis keeps renewing it). An explicit `stuck_after` applies to both
+    (`timedelta(0)`: everything, now, live claims included).
     """
     now = timezone.now()
     if stuck_after is None:  # not `or`: timedelta(0) is falsy
         pending = now - timedelta(seconds=settings.RCA_ANALYSIS_PENDING_AFTER)
-        analyzing = now - timedelta(seconds=settings.RCA_ANALYSIS_STUCK_AFTER)
     else:
-        pending = analyzing = now - stuck_after
-    stuck = _stuck(pending, analyzing)
+        pending = now - stuck_after
+    stuck = _stuck(pending, _lost(now, stuck_after))
     ids = list(
         Incident.objects.filter(stuck)
         .order_by("analysis_updated_at")
@@ -77,6 +91,7 @@ def sweep(stuck_after: timedelta | None = None, limit: int = 500) -> list[int]:
             moved = Incident.objects.filter(stuck, pk=incident_id).update(
                 analysis_status=Status.PENDING,
                 analysis_updated_at=timezone.now(),
+                analysis_lease_until=None,
                 analysis_error=Case(
                     When(analysis_status=Status.ANALYZING, then=Value(claim.WORKER_LOST)),
                     default=F("analysis_error"),

@@ -96,6 +96,16 @@ def sweep_as_beat_does() -> None:
     app.send_task("rca.tasks.sweep_stuck_analyses")
 
 
+#: A lease of seconds for a worker these tests kill (RCA_ANALYSIS_LEASE, default 30 s).
+SHORT_LEASE = {"RCA_ANALYSIS_LEASE": "3"}
+
+
+def lease_lapsed(ids: list[int]) -> bool:
+    """True once no claim among `ids` holds a lease any more (its worker renews nothing)."""
+    held = Incident.objects.filter(pk__in=ids, analysis_lease_until__gte=timezone.now())
+    return not held.exists()
+
+
 def last_change_older_than(ids: list[int], seconds: float) -> bool:
     """True once every unfinished incident of `ids` has sat still for `seconds`."""
     cutoff = timezone.now() - timedelta(seconds=seconds)
@@ -189,11 +199,12 @@ def test_a_broker_that_stops_answering_never_holds_an_ingest_request(live_server
 def test_incidents_queued_behind_a_worker_killed_mid_analysis_are_all_analysed_by_the_next(
     live_server, tenant, redis, tmp_path
 ):
-    """kill -9 while one analysis runs and more wait in the queue; the next worker's own
-    scheduled sweep finds the claim the dead worker left and every incident ends analysed,
-    the killed one finished exactly once. (A single killed incident swept by a direct
-    `sweep()` call: test_poison_incidents.py.)"""
-    first = Worker(_db(), redis.url, tmp_path)
+    """kill -9 while one analysis runs and more wait in the queue; the dead worker stops
+    renewing its lease, and once it lapses the next worker's own scheduled sweep takes the
+    claim back: every incident ends analysed, the killed one finished exactly once.
+    (A single killed incident swept by a direct `sweep()` call: test_poison_incidents.py;
+    a live analysis keeping its lease: tests/unit/test_lease.py.)"""
+    first = Worker(_db(), redis.url, tmp_path, extra_env=SHORT_LEASE)
     try:
         first.wait_ready()
         ids = [post(live_server, tenant, shape_error(batch=i)) for i in range(1, 7)]
@@ -210,8 +221,9 @@ def test_incidents_queued_behind_a_worker_killed_mid_analysis_are_all_analysed_b
     try:
         second.wait_ready()
         # The dead worker never acked, and Redis would redeliver only after its visibility
-        # timeout (an hour): left alone, the claim stays `analyzing`.
-        wait_for(lambda: last_change_older_than(killed, 2), timeout=30, interval=0.2)
+        # timeout (an hour): the claim stays `analyzing` until its lease lapses.
+        wait_for(lambda: lease_lapsed(killed), timeout=30, interval=0.2)
+        assert statuses(killed) == {killed[0]: "analyzing"}
         sweep_as_beat_does()
         wait_for(lambda: all_finished(ids), timeout=120, interval=0.3)
     finally:
