@@ -28,8 +28,14 @@ def recent_notifications(project: Project, limit: int = 50) -> QuerySet[Notifica
 
 
 def lock_project(project_id: int) -> Project:
-    """Serialise digest decisions per project (held until the transaction ends)."""
-    return Project.objects.select_for_update().get(pk=project_id)
+    """Serialise digest decisions per project (held until the transaction ends).
+
+    FOR NO KEY UPDATE, not FOR UPDATE: it still serialises every caller, but it does not
+    block the key-share lock that inserting any row referencing the project takes. With
+    FOR UPDATE, an ingest holding this lock and waiting for an issue row deadlocked with
+    a worker inserting a notification (found by bench/storm.py: lost Slack messages).
+    """
+    return Project.objects.select_for_update(no_key=True).get(pk=project_id)
 
 
 def update_row(n: Notification, **fields: Any) -> None:

@@ -72,7 +72,9 @@ def admit(incidents: list[Incident]) -> Admission:
     by_issue: dict[int, list[Incident]] = {}
     for incident in incidents:
         by_issue.setdefault(incident.issue_id, []).append(incident)
-    locked = Issue.objects.select_for_update().filter(pk__in=by_issue).order_by("pk")
+    # NO KEY: serialises admit/settle per issue without blocking inserts that merely
+    # reference the issue (suggestions, notifications), which would invite deadlocks.
+    locked = Issue.objects.select_for_update(no_key=True).filter(pk__in=by_issue).order_by("pk")
     issues = {issue.pk: issue for issue in locked}
     live = _live_leaders(issues.values())
     outcome = Admission()
@@ -120,7 +122,7 @@ def settle(issue_id: int) -> int | None:
     from rca.queue.enqueue import publish_analysis_on_commit
 
     with transaction.atomic():
-        issue = Issue.objects.select_for_update().filter(pk=issue_id).first()
+        issue = Issue.objects.select_for_update(no_key=True).filter(pk=issue_id).first()
         if issue is None or _live_leaders([issue]):
             return None
         waiting = list(

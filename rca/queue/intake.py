@@ -25,13 +25,14 @@ from rca.queue.enqueue import publish_analyses_on_commit
 
 def on_incidents_stored(sender: Any, *, incidents: list[Incident], **_: Any) -> None:
     """Receiver for `ingest.signals.incidents_stored` (connected by `webapp/apps.py`)."""
+    # Issue rows first, then the project (notifications): the order a worker takes them in.
+    for queue, incident_ids in admit(incidents).publish.items():
+        publish_analyses_on_commit(incident_ids, queue=queue)
     for incident in incidents:
         if incident.opened_issue == "new":
             notify.notify_new_issue(incident.issue_id)
         elif incident.opened_issue == "regressed":
             notify.notify_regression(incident.issue_id, incident.pk)
-    for queue, incident_ids in admit(incidents).publish.items():
-        publish_analyses_on_commit(incident_ids, queue=queue)
 
 
 def reanalyse(incident_id: int) -> None:
