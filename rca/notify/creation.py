@@ -13,7 +13,7 @@ from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from ingest.models import Issue, Project
@@ -30,6 +30,9 @@ from rca.notify.slack import (
 from rca.notify.webhooks import webhook_url
 
 log = logging.getLogger(__name__)
+# PostgreSQL's deadlock_detected and serialization_failure: retried, up to RACE_ATTEMPTS.
+RACES = frozenset({"40P01", "40001"})
+RACE_ATTEMPTS = 3
 
 
 def notify_new_issue(issue_id: int) -> Notification | None:
@@ -53,13 +56,25 @@ def notify_suggestion(suggestion_id: int) -> Notification | None:
 def _guarded(
     what: str, object_id: int, create: Callable[[], Notification | None]
 ) -> Notification | None:
-    """Notifications are secondary: a failure here must never break ingest or analysis."""
-    try:
-        with transaction.atomic():
-            return create()
-    except Exception:
-        log.exception("could not record the %s notification for %s", what, object_id)
-        return None
+    """Notifications are secondary: a failure here must never break ingest or analysis.
+
+    A deadlock or serialisation failure is a lost race, not a bad row: the savepoint is
+    rolled back and the row tried again, so a Slack message is not lost to a collision.
+    """
+    for attempt in range(1, RACE_ATTEMPTS + 1):
+        try:
+            with transaction.atomic():
+                return create()
+        except OperationalError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) in RACES and attempt < RACE_ATTEMPTS:
+                log.warning("%s notification for %s lost a race; again", what, object_id)
+                continue
+            log.exception("could not record the %s notification for %s", what, object_id)
+            return None
+        except Exception:
+            log.exception("could not record the %s notification for %s", what, object_id)
+            return None
+    return None
 
 
 def _target(project: Project) -> str | None:
