@@ -31,14 +31,18 @@ class IncidentFilters:
 
 def find_incidents(project: Project, filters: IncidentFilters) -> tuple[int, QuerySet[Incident]]:
     """(how many match, one page of them newest first)."""
-    qs = Incident.objects.filter(project=project)
+    if filters.issue_id is not None:
+        # The issue's incidents are all its project's: narrowing by the issue (owned by the
+        # project) instead lets the count read the (issue, received_at) index alone, not
+        # fetch each of a hot issue's rows to check their project (420 ms at 170,000).
+        qs = Incident.objects.filter(issue_id=filters.issue_id, issue__project=project)
+    else:
+        qs = Incident.objects.filter(project=project)
     # Text is looked up as it was stored: a NUL became U+FFFD (and PostgreSQL takes no NUL).
     if filters.event_id is not None:
         qs = qs.filter(event_id=normalise_event_id(storable_text(filters.event_id)))
     if filters.service is not None:
         qs = qs.filter(service=storable_text(filters.service))
-    if filters.issue_id is not None:
-        qs = qs.filter(issue_id=filters.issue_id)
     if filters.since is not None:
         qs = qs.filter(received_at__gte=filters.since)
     offset, end = page_bounds(filters.limit, filters.offset)
