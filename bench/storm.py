@@ -253,18 +253,9 @@ def main() -> None:
 
         items = [incident(i % ISSUES) for i in range(N)]
         chunks = [items[i : i + BATCH] for i in range(0, N, BATCH)]
-        local = threading.local()
 
         def send(chunk: list[dict[str, Any]]) -> int:
-            if not hasattr(local, "session"):
-                local.session = requests.Session()
-            resp = local.session.post(
-                f"{base}/api/v1/incidents/batch",
-                json={"incidents": chunk},
-                headers=headers,
-                timeout=120,
-            )
-            return int(resp.json()["accepted"]) if resp.status_code == 202 else 0
+            return post_batch(base, headers, chunk)
 
         mid: dict[str, float] = {}
 
@@ -383,6 +374,22 @@ def healthy(base: str) -> bool:
         return requests.get(f"{base}/healthz", timeout=2).ok
     except requests.RequestException:
         return False
+
+
+_thread = threading.local()
+
+
+def post_batch(base: str, headers: dict[str, str], chunk: list[dict[str, Any]]) -> int:
+    """POST one batch on this thread's own session; how many incidents it accepted."""
+    if not hasattr(_thread, "session"):
+        _thread.session = requests.Session()
+    resp = _thread.session.post(
+        f"{base}/api/v1/incidents/batch",
+        json={"incidents": chunk},
+        headers=headers,
+        timeout=120,
+    )
+    return int(resp.json()["accepted"]) if resp.status_code == 202 else 0
 
 
 def post_one(base: str, headers: dict[str, str], payload: dict[str, Any]) -> int:

@@ -10,13 +10,11 @@ without bench/storm.py's minutes of waiting for digests.
 from __future__ import annotations
 
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import _env
-import requests
 import storm
 
 
@@ -53,18 +51,9 @@ def storm_analyses(slug: str = "storm-count") -> dict[str, Any]:
 
         items = [storm.incident(i % storm.ISSUES) for i in range(storm.N)]
         chunks = [items[i : i + storm.BATCH] for i in range(0, storm.N, storm.BATCH)]
-        local = threading.local()
 
         def send(chunk: list[dict[str, Any]]) -> int:
-            if not hasattr(local, "session"):
-                local.session = requests.Session()
-            resp = local.session.post(
-                f"{base}/api/v1/incidents/batch",
-                json={"incidents": chunk},
-                headers=headers,
-                timeout=120,
-            )
-            return int(resp.json()["accepted"]) if resp.status_code == 202 else 0
+            return storm.post_batch(base, headers, chunk)
 
         with ThreadPoolExecutor(storm.CLIENTS) as pool:
             accepted = sum(pool.map(send, chunks))
