@@ -16,7 +16,7 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from ingest import metrics
+from ingest import broker_depth, metrics
 from ingest.models import Incident
 from rca import notify
 from rca.models import Notification, Suggestion
@@ -240,7 +240,7 @@ def test_queue_depth_per_queue_is_read_from_the_broker(client, settings, broker_
     finally:
         with app.connection_for_write() as connection:
             connection.default_channel.queue_purge(scratch)
-            metrics._close_quietly(connection.default_channel)
+            broker_depth._close_quietly(connection.default_channel)
     assert samples[("rootcause_broker_up", frozenset())] == 1
     assert samples[("rootcause_queue_depth", frozenset({("queue", scratch)}))] == 3
     # Every configured queue has a sample, an idle one reading 0 rather than "no data".
