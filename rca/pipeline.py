@@ -10,6 +10,7 @@ import hashlib
 import json
 import logging
 import time
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -82,11 +83,14 @@ def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
         return None
     try:
         with lease.Renewal(incident_id, token):  # renewed while it runs, stopped either way
-            analysis = _analyse_claimed(incident_id, force=force)
+            analysis = _analyse_claimed(incident_id, token, force=force)
+    except claim.ClaimLost:
+        log.warning("incident %s: claim taken back mid-analysis; result dropped", incident_id)
+        return None
     except Exception as exc:
         log.exception("analysis of incident %s failed", incident_id)
         error = claim.error_text(exc)
-        failure = claim.fail(incident_id, error)
+        failure = claim.fail(incident_id, error, token)
         if failure is not None and not failure.gave_up:
             raise AnalysisRetry(claim.retry_countdown(failure.attempts), error) from exc
         coalesce.settle_incident(incident_id)  # the repeats that waited for it go on
@@ -95,7 +99,7 @@ def analyse(incident_id: int, *, force: bool = False) -> Analysis | None:
     return analysis
 
 
-def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:
+def _analyse_claimed(incident_id: int, token: datetime, *, force: bool) -> Analysis:
     incident = Incident.objects.select_related("issue").get(pk=incident_id)
     # We hold the claim, so any analysis of this incident still "running" lost its worker.
     Analysis.objects.filter(incident_id=incident_id, status=Analysis.Status.RUNNING).update(
@@ -103,13 +107,13 @@ def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:
     )
     if not force and (previous := reusable_analysis(incident)) is not None:
         log.info("incident %s: same signals as analysis %s, reusing", incident_id, previous.pk)
-        claim.finish(incident_id, Incident.Analysis.DONE)
+        _finish(incident_id, token)
         return previous
 
     analysis = Analysis.objects.create(incident=incident, issue_id=incident.issue_id)
     started = time.monotonic()
     try:
-        _run(analysis, incident, force=force)
+        _run(analysis, incident, token, force=force)
     except Exception as exc:
         Analysis.objects.filter(pk=analysis.pk).update(
             status=Analysis.Status.FAILED,
@@ -124,7 +128,13 @@ def _analyse_claimed(incident_id: int, *, force: bool) -> Analysis:
     return analysis
 
 
-def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
+def _finish(incident_id: int, token: datetime) -> None:
+    """Mark the claim done, or raise ClaimLost (rolling back the caller's transaction)."""
+    if not claim.finish(incident_id, Incident.Analysis.DONE, token):
+        raise claim.ClaimLost(f"incident {incident_id}: the claim was taken back")
+
+
+def _run(analysis: Analysis, incident: Incident, token: datetime, *, force: bool) -> None:
     from rca.corpus.embeddings import embed
     from rca.retrieval.hybrid import rejected_slugs, search, similar_accepted
     from rca.retrieval.signals import build_signals
@@ -193,6 +203,7 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
             metrics.LLM_TOKENS.labels(kind).inc(usage.get(f"{kind}_tokens", 0))
 
     with transaction.atomic():
+        _finish(incident.pk, token)  # first: a claim taken back writes nothing
         Analysis.objects.filter(pk=analysis.pk).update(
             status=Analysis.Status.DONE,
             provider=outcome_fields["provider"],
@@ -218,6 +229,5 @@ def _run(analysis: Analysis, incident: Incident, *, force: bool) -> None:
             prompt_version=PROMPT_VERSION,
             **outcome_fields,
         )
-        claim.finish(incident.pk, Incident.Analysis.DONE)
         transaction.on_commit(lambda: _notify_suggestion(suggestion.pk))
     metrics.SUGGESTIONS.labels("proposed").inc()

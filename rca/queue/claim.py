@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from ingest.models import Incident
@@ -56,11 +56,30 @@ def claim(incident_id: int, *, force: bool = False) -> datetime | None:
     return now if won == 1 else None
 
 
-def finish(incident_id: int, status: str) -> None:
-    """analyzing -> `status`; a success clears the last error (the count stays, as a record)."""
+def finish(incident_id: int, status: str, token: datetime) -> bool:
+    """analyzing -> `status` if the claim made with `token` is still ours; False otherwise.
+
+    A worker whose lease lapsed while it was frozen (a long GC pause, a stopped VM) may wake
+    up after the sweeper gave the incident to another worker: its result must not
+    overwrite the newer claim's. A success clears the last error (the count stays)."""
     extra = {"analysis_error": ""} if status == Status.DONE else {}
-    Incident.objects.filter(pk=incident_id, analysis_status=Status.ANALYZING).update(
-        analysis_status=status, analysis_updated_at=timezone.now(), **extra
+    return (
+        _mine(incident_id, token).update(
+            analysis_status=status, analysis_updated_at=timezone.now(), **extra
+        )
+        == 1
+    )
+
+
+class ClaimLost(Exception):
+    """The claim this worker held was taken back (lease lapsed) and maybe given to another."""
+
+
+def _mine(incident_id: int, token: datetime) -> QuerySet[Incident]:
+    """The incident, while it is still `analyzing` under the claim made with `token` (the
+    `analysis_updated_at` that claim wrote; renewals touch only the lease)."""
+    return Incident.objects.filter(
+        pk=incident_id, analysis_status=Status.ANALYZING, analysis_updated_at=token
     )
 
 
@@ -72,10 +91,11 @@ class Failure:
     gave_up: bool  # True: `failed` for good; False: `pending`, a retry is due
 
 
-def fail(incident_id: int, error: str) -> Failure | None:
-    """analyzing -> failed at the attempt limit, else back to pending; None if not ours."""
+def fail(incident_id: int, error: str, token: datetime) -> Failure | None:
+    """analyzing -> failed at the attempt limit, else back to pending; None if the claim
+    made with `token` is no longer ours (see `finish`)."""
     now = timezone.now()
-    mine = Incident.objects.filter(pk=incident_id, analysis_status=Status.ANALYZING)
+    mine = _mine(incident_id, token)
     if mine.filter(analysis_attempts__gte=max_attempts()).update(
         analysis_status=Status.FAILED, analysis_error=error[:MAX_ERROR], analysis_updated_at=now
     ):
