@@ -80,6 +80,15 @@ NOTIFICATIONS = Counter(
     "Slack notifications by outcome (sent | failed | suppressed | retry).",
     ["outcome"],
 )
+SPOOLED = Counter(
+    "rootcause_spooled_incidents_total",
+    "Incidents accepted into the on-disk spool while the database was away (ingest/spool/).",
+)
+REPLAYED = Counter(
+    "rootcause_replayed_incidents_total",
+    "Spooled incidents handed back to the database once it answered (replays after a crash"
+    " count again).",
+)
 
 # --- Restarts, recorded by `make run`'s supervisor in a file the scrape reads ---------------
 
@@ -231,6 +240,18 @@ def _broker_up(scrape: Scrape) -> dict[tuple[str, ...], float]:
     return {(): 0.0 if scrape.broker is None else 1.0}
 
 
+def _spool_bytes(_: Scrape) -> dict[tuple[str, ...], float]:
+    from ingest.spool.directory import default
+
+    return {(): float(default().size_bytes())}
+
+
+def _spool_records(_: Scrape) -> dict[tuple[str, ...], float]:
+    from ingest.spool.directory import default
+
+    return {(): float(default().count())}
+
+
 @dataclass(frozen=True)
 class Scraped:
     """A gauge computed when `/metrics` is scraped: right across processes by construction,
@@ -268,6 +289,18 @@ SCRAPED = [
         "1 if the broker answered the queue-depth read within its timeout, else 0.",
         (),
         _broker_up,
+    ),
+    Scraped(
+        "rootcause_spool_bytes",
+        "Bytes in this host's ingest spool (RCA_SPOOL_DIR) waiting for the database; 0 normally.",
+        (),
+        _spool_bytes,
+    ),
+    Scraped(
+        "rootcause_spool_records",
+        "Incidents in this host's ingest spool waiting for the database; 0 normally.",
+        (),
+        _spool_records,
     ),
 ]
 

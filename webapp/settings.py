@@ -293,6 +293,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = (
 RCA_RATE_LIMIT_PER_MINUTE = env.float("RCA_RATE_LIMIT_PER_MINUTE", default=6000)
 RCA_RATE_LIMIT_BURST = env.float("RCA_RATE_LIMIT_BURST", default=500)
 RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
+# While the database is away (ingest/spool/): accepted incidents wait fsync'd in
+# RCA_SPOOL_DIR, at most RCA_SPOOL_MAX_BYTES in all (then 503 + Retry-After); a key
+# authenticated against the database within RCA_KEY_CACHE_SECONDS is still accepted.
+RCA_SPOOL_DIR = env("RCA_SPOOL_DIR", default=str(embedded.state_dir() / "spool"))
+RCA_SPOOL_MAX_BYTES = env.int("RCA_SPOOL_MAX_BYTES", default=512 * 1024 * 1024)
+RCA_KEY_CACHE_SECONDS = env.float("RCA_KEY_CACHE_SECONDS", default=900.0)
 
 # Public base URL used in links sent outside the app (Slack, API answers).
 RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
