@@ -175,6 +175,11 @@ RCA_EMBEDDING_MODEL = env("RCA_EMBEDDING_MODEL", default="")
 # Directory of cached chunk vectors (rca/corpus/embedding_cache.py); empty: the XDG cache
 # dir, ~/.cache/rootcause/embeddings; "off": no cache.
 RCA_EMBEDDING_CACHE = env("RCA_EMBEDDING_CACHE", default="")
+# The corpus `runbooks load` (and `make run`) stores: the bundled runbooks (unless
+# RCA_BUNDLED_RUNBOOKS=false) plus RCA_RUNBOOK_DIR, where `runbooks import DIR` writes a
+# team's Markdown pages (default: <RCA_DATA_DIR>/runbooks).
+RCA_BUNDLED_RUNBOOKS = env.bool("RCA_BUNDLED_RUNBOOKS", default=True)
+RCA_RUNBOOK_DIR = env("RCA_RUNBOOK_DIR", default="") or str(embedded.state_dir() / "runbooks")
 # The sweeper (beat, every RCA_SWEEP_INTERVAL s) re-enqueues incidents pending (message
 # lost) longer than RCA_ANALYSIS_PENDING_AFTER, and analyzing ones whose lease lapsed: a
 # claim holds RCA_ANALYSIS_LEASE seconds, renewed every third of it while the analysis

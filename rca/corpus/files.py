@@ -1,23 +1,26 @@
 """The runbook corpus on disk: parsing, validation, loading, versioning, signal matching.
 
-Runbooks are Markdown files with YAML front matter (see ``rca/runbooks``). Everything here is
+Runbooks are Markdown files, with optional YAML front matter (see ``rca/runbooks`` and
+docs/RUNBOOKS.md): a team's plain Markdown page loads as it is. Everything here is
 pure (no Django, no database, no models) so that the web process, the Celery workers and the
 tests can all load the corpus cheaply and agree on its version: the worker rebuilds its
 in-memory BM25 index and re-embeds chunks only when :func:`corpus_version` changes.
 The record itself is :mod:`.runbook`, the body's Markdown structure :mod:`.markdown` and the
 chunking :mod:`.chunking`; the names importers use are re-exported here.
 
-Validation is strict on purpose. A typo in front matter (an unknown key, a failure class
-that does not exist, a regex that does not compile or that matches everything) would
-silently degrade retrieval; failing loudly at load time, with the file and the field named,
-is cheaper than debugging a bad suggestion later.
+Validation of what is given is strict on purpose. A typo in front matter (an unknown key,
+a failure class that does not exist, a regex that does not compile or that matches
+everything) would silently degrade retrieval; failing loudly at load time, with the file
+and the field named, is cheaper than debugging a bad suggestion later.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ import yaml
 from ingest.linear_regex import LinearPattern, UnsupportedPattern
 from ingest.linear_regex import compile as linear
 from rca.corpus.chunking import Chunk, chunk_runbook
-from rca.corpus.markdown import remediation_of, section_names
+from rca.corpus.markdown import remediation_of
 from rca.corpus.runbook import FAILURE_CLASSES, REQUIRED_SECTIONS, Runbook, RunbookError
 from rca.corpus.step_metadata import (
     StepMetadataError,
@@ -45,15 +48,26 @@ __all__ = [
     "bundled_runbook_dir",
     "chunk_runbook",
     "corpus_version",
+    "first_heading",
     "load_directory",
     "match_signals",
     "parse_runbook",
+    "read_text",
     "remediation_steps",
+    "slugify",
+    "without_signals",
 ]
 
 _FRONT_MATTER_KEYS = frozenset({"slug", "title", "failure_class", "frameworks", "signals", "tags"})
 _SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _NAME_RE = re.compile(r"^[^\s,][^\n,]{0,59}$")  # one short line, no list separators
+# Patterns over an imported page's lines: a team's folder is not ours, so RE2 (linear time).
+_NON_SLUG_RE = linear(r"[^a-z0-9]+")
+_TITLE_MAX = 255  # the stored column's width
+_FENCE_RE = linear(r"^[ \t]*(```|~~~)")
+_ATX_RE = linear(r"^ {0,3}#{1,6}(?:[ \t]+(?P<text>[^\n]*))?$")
+_SETEXT_RE = linear(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_LIST_OR_QUOTE_RE = linear(r"^ {0,3}(?:[-*+>]|\d{1,9}[.)])(?:[ \t]|$)")
 #: Texts that no specific signal should match; a signal matching one of them is a catch-all.
 _CATCH_ALL_PROBES: tuple[str, ...] = (
     "",
@@ -68,10 +82,12 @@ _CATCH_ALL_PROBES: tuple[str, ...] = (
 # --------------------------------------------------------------------------- parsing
 
 
-def _split_front_matter(text: str, source: str) -> tuple[str, str]:
+def _split_front_matter(text: str, source: str) -> tuple[str | None, str]:
+    """(front matter or None when the file has none, body). Front matter is optional: a
+    plain Markdown page is a runbook too; one that opens with ``---`` must close it."""
     lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        raise RunbookError(source, "front matter", "file must start with a '---' line")
+    if lines[0].strip() != "---":
+        return None, text
     for index in range(1, len(lines)):
         if lines[index].strip() == "---":
             return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :])
@@ -120,7 +136,7 @@ def _names(meta: dict[str, Any], key: str, source: str) -> tuple[str, ...]:
 
 
 def _signals(meta: dict[str, Any], source: str) -> tuple[str, ...]:
-    signals = _str_tuple(meta, "signals", source, required=True)
+    signals = _str_tuple(meta, "signals", source, required=False)
     for pattern in signals:
         # Signals run over attacker-written incident text, so they must be RE2 (linear
         # time): a pattern with lookaround or backreferences is refused here, at load.
@@ -137,14 +153,10 @@ def _signals(meta: dict[str, Any], source: str) -> tuple[str, ...]:
 
 
 def _check_body(body: str, source: str) -> None:
+    """Sections are optional (a team's page has its own); what is there must be well formed:
+    ``Applies:`` lines only under numbered Remediation steps, each one valid."""
     if not body.strip():
         raise RunbookError(source, "body", "empty")
-    present = {name.lower() for name in section_names(body)}
-    for section in REQUIRED_SECTIONS:
-        if section.lower() not in present:
-            raise RunbookError(source, "body", f"missing '## {section}' section")
-    if not remediation_of(body):
-        raise RunbookError(source, "body", "'## Remediation' has no numbered step")
     steps = remediation_of(body)
     for number, step in enumerate(steps, start=1):
         try:
@@ -157,46 +169,141 @@ def _check_body(body: str, source: str) -> None:
         )
 
 
-def parse_runbook(text: str, source: str = "") -> Runbook:
-    """Parse and validate one runbook file's text.
+def slugify(name: str) -> str:
+    """A slug for a runbook without one: its file name (or title) in lowercase ASCII words
+    joined by '-', at most 80 characters; a name with no such letters gets a hash of it."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    slug = _NON_SLUG_RE.sub("-", folded.lower()).strip("-")[:80].strip("-")
+    return slug or "runbook-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
 
-    ``source`` is the file path (used in error messages); when given, the slug must equal
-    the file name without ``.md`` so that links and citations never drift from files.
-    """
-    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
-    raw_meta, body = _split_front_matter(text, source)
-    try:
-        meta = yaml.safe_load(raw_meta)
-    except yaml.YAMLError as exc:
-        raise RunbookError(source, "front matter", f"invalid YAML: {exc}") from exc
-    if not isinstance(meta, dict):
-        raise RunbookError(source, "front matter", "must be a YAML mapping")
-    unknown = sorted(str(key) for key in meta if key not in _FRONT_MATTER_KEYS)
-    if unknown:
-        raise RunbookError(source, unknown[0], "unknown front matter key")
 
+def first_heading(body: str) -> str:
+    """The text of the body's first heading (ATX ``#`` or setext ``===``/``---``), outside
+    fenced code; "" when there is none."""
+    in_fence = False
+    previous = ""
+    for line in body.split("\n"):
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+            previous = ""
+            continue
+        if in_fence:
+            continue
+        atx = _ATX_RE.match(line)
+        if atx and (atx.group("text") or "").strip():
+            return _clean_title(atx.group("text"))
+        if previous.strip() and _SETEXT_RE.match(line) and not _LIST_OR_QUOTE_RE.match(previous):
+            return _clean_title(previous)
+        previous = line
+    return ""
+
+
+def _clean_title(text: str) -> str:
+    text = text.strip()
+    unclosed = text.rstrip("#")
+    if unclosed != text and (not unclosed or unclosed[-1] in " \t"):
+        text = unclosed  # the optional closing sequence of an ATX heading: "# Title ##"
+    return " ".join(text.split())[:_TITLE_MAX]
+
+
+def _title(meta: dict[str, Any], body: str, source: str, slug: str) -> str:
+    if meta.get("title") is not None:
+        title = _require_str(meta, "title", source)
+        if len(title) > _TITLE_MAX:
+            raise RunbookError(source, "title", f"longer than {_TITLE_MAX} characters")
+        return title
+    heading = first_heading(body)
+    if heading:
+        return heading
+    stem = Path(source).name.rsplit(".", 1)[0] if source else ""
+    return " ".join(stem.replace("_", " ").replace("-", " ").split())[:_TITLE_MAX] or slug
+
+
+def _slug(meta: dict[str, Any], source: str, fallback: str) -> str:
+    if meta.get("slug") is None:
+        stem = Path(source).name.rsplit(".", 1)[0] if source else ""
+        return slugify(stem or fallback)
     slug = _require_str(meta, "slug", source)
-    if not _SLUG_RE.match(slug):
+    if not _SLUG_RE.match(slug) or len(slug) > 120:
         raise RunbookError(source, "slug", f"{slug!r} must be lowercase words joined by '-'")
     if source:
         stem = Path(source).name.removesuffix(".md")
         if stem != slug:
             raise RunbookError(source, "slug", f"{slug!r} does not match the file name {stem!r}")
-    title = _require_str(meta, "title", source)
+    return slug
+
+
+def _failure_class(meta: dict[str, Any], source: str) -> str:
+    if meta.get("failure_class") is None:
+        return ""
     failure_class = _require_str(meta, "failure_class", source)
     if failure_class not in FAILURE_CLASSES:
         raise RunbookError(source, "failure_class", f"unknown failure class {failure_class!r}")
+    return failure_class
+
+
+def parse_runbook(text: str, source: str = "") -> Runbook:
+    """Parse and validate one runbook file's text.
+
+    Every front matter field is optional, and so is the front matter itself: the slug
+    defaults to the file name (slugified), the title to the first heading (else the file
+    name), the failure class to none. A field that is given must be valid; ``source`` is
+    the file path (used in error messages), and a given slug must equal the file name
+    without ``.md`` so that links and citations never drift from files.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    raw_meta, body = _split_front_matter(text, source)
+    meta: Any = {}
+    if raw_meta is not None:
+        try:
+            meta = yaml.safe_load(raw_meta)
+        except yaml.YAMLError as exc:
+            raise RunbookError(source, "front matter", f"invalid YAML: {exc}") from exc
+        meta = {} if meta is None else meta
+        if not isinstance(meta, dict):
+            raise RunbookError(source, "front matter", "must be a YAML mapping")
+    unknown = sorted(str(key) for key in meta if key not in _FRONT_MATTER_KEYS)
+    if unknown:
+        raise RunbookError(source, unknown[0], "unknown front matter key")
     _check_body(body, source)
+    heading = first_heading(body)
+    slug = _slug(meta, source, str(meta.get("title") or heading or text[:80]))
     return Runbook(
         slug=slug,
-        title=title,
-        failure_class=failure_class,
+        title=_title(meta, body, source, slug),
+        failure_class=_failure_class(meta, source),
         frameworks=_names(meta, "frameworks", source),
         signals=_signals(meta, source),
         tags=_names(meta, "tags", source),
         body=body.strip("\n") + "\n",
         checksum=hashlib.sha256(text.encode("utf-8")).hexdigest(),
     )
+
+
+def read_text(path: Path) -> str:
+    """A runbook file's text: UTF-8 (a BOM allowed) or UTF-16 with its BOM. Anything else is
+    refused naming the file and the first bad byte, rather than guessed at."""
+    data = path.read_bytes()
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise RunbookError(str(path), "encoding", f"invalid UTF-16: {exc.reason}") from exc
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RunbookError(
+            str(path),
+            "encoding",
+            f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            "save the file as UTF-8",
+        ) from exc
+
+
+def without_signals(runbooks: Iterable[Runbook]) -> list[Runbook]:
+    """The same runbooks with no ``signals``: what retrieval does on a plain Markdown corpus
+    (``rca eval --ignore-signals`` measures it without a second copy of the files)."""
+    return [dataclasses.replace(rb, signals=()) for rb in runbooks]
 
 
 def load_directory(path: str | Path) -> list[Runbook]:
@@ -206,7 +313,7 @@ def load_directory(path: str | Path) -> list[Runbook]:
         raise RunbookError(str(directory), "directory", "not a directory")
     runbooks: dict[str, Runbook] = {}
     for file in sorted(directory.glob("*.md")):
-        runbook = parse_runbook(file.read_text(encoding="utf-8"), source=str(file))
+        runbook = parse_runbook(read_text(file), source=str(file))
         if runbook.slug in runbooks:
             raise RunbookError(str(file), "slug", f"duplicate slug {runbook.slug!r}")
         runbooks[runbook.slug] = runbook

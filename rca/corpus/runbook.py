@@ -42,7 +42,8 @@ FAILURE_CLASSES: frozenset[str] = frozenset(
     }
 )
 
-#: Sections every runbook must have; the offline provider and the prompt rely on them.
+#: The sections of our runbook format. Optional (a team's own page loads without them), but
+#: the offline provider suggests only numbered steps under ``## Remediation``.
 REQUIRED_SECTIONS: tuple[str, ...] = ("Symptoms", "Diagnosis", "Remediation", "Verify")
 
 
@@ -61,7 +62,8 @@ class Runbook:
     """One parsed runbook. ``body`` is the Markdown after the front matter.
 
     ``checksum`` is the sha256 of the whole file (newlines normalised), so any edit to the
-    front matter or the body changes the corpus version.
+    front matter or the body changes the corpus version. ``failure_class`` is "" when the
+    file names none; ``signals``, ``frameworks`` and ``tags`` are then empty too.
     """
 
     slug: str

@@ -32,10 +32,27 @@ def _write_chunks(row: Runbook, rb: files.Runbook) -> None:
     )
 
 
+def configured_runbooks() -> list[files.Runbook]:
+    """The configured corpus: the bundled runbooks (unless ``RCA_BUNDLED_RUNBOOKS`` is off)
+    and those `runbooks import` wrote to ``RCA_RUNBOOK_DIR``; a slug in both is an error."""
+    from django.conf import settings
+
+    runbooks: dict[str, files.Runbook] = {}
+    if settings.RCA_BUNDLED_RUNBOOKS:
+        runbooks.update((rb.slug, rb) for rb in files.load_directory(files.bundled_runbook_dir()))
+    imported = Path(settings.RCA_RUNBOOK_DIR)
+    if imported.is_dir():
+        for rb in files.load_directory(imported):
+            if rb.slug in runbooks:
+                raise files.RunbookError(str(imported), "slug", f"{rb.slug!r} is also bundled")
+            runbooks[rb.slug] = rb
+    return [runbooks[slug] for slug in sorted(runbooks)]
+
+
 @transaction.atomic
 def load_runbooks(directory: Path | None = None) -> LoadReport:
-    """Make the stored corpus equal to `directory` (default: the bundled runbooks)."""
-    runbooks = files.load_directory(directory or files.bundled_runbook_dir())
+    """Make the stored corpus equal to `directory` (default: :func:`configured_runbooks`)."""
+    runbooks = files.load_directory(directory) if directory else configured_runbooks()
     report = LoadReport(version=files.corpus_version(runbooks))
     existing = {r.slug: r for r in Runbook.objects.all()}
     for rb in runbooks:

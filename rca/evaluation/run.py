@@ -50,13 +50,21 @@ def run_names(mode: str = "all", strategy: str = "both") -> list[str]:
     return names
 
 
-def load_index(directory: str | Path | None) -> tuple[CorpusIndex, str]:
+def load_index(
+    directory: str | Path | None, *, ignore_signals: bool = False
+) -> tuple[CorpusIndex, str]:
     """The corpus to score: a scratch in-memory one from ``directory``, else the stored one
-    (embedding its missing chunks here first, as a worker would). Returns (index, note)."""
+    (embedding its missing chunks here first, as a worker would). Returns (index, note).
+    ``ignore_signals`` scores ``directory`` as if its runbooks had no ``signals``."""
     if directory is not None:
         from rca.corpus import files
 
-        return index_from_runbooks(files.load_directory(directory)), ""
+        runbooks = files.load_directory(directory)
+        if ignore_signals:
+            runbooks = files.without_signals(runbooks)
+        return index_from_runbooks(runbooks), ""
+    if ignore_signals:
+        raise ValueError("--ignore-signals needs --corpus DIR")
     from rca.corpus.embeddings import chunks_missing_embeddings, embed_missing_chunks
 
     note = ""

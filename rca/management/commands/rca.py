@@ -35,6 +35,11 @@ class Command(BaseCommand):
             help="score against the runbooks of this directory (a scratch corpus in memory; "
             "the stored corpus is not touched)",
         )
+        ev.add_argument(
+            "--ignore-signals",
+            action="store_true",
+            help="with --corpus: score its runbooks as if they had no `signals` (plain Markdown)",
+        )
         ev.add_argument("--mode", choices=["all", "hybrid", "bm25", "dense"], default="all")
         ev.add_argument("--strategy", choices=["both", "weighted", "rrf"], default="both")
         ev.add_argument("--k", type=int, default=5)
@@ -77,7 +82,7 @@ class Command(BaseCommand):
 
         try:
             labelled = load_cases(cases)
-            index, note = load_index(corpus)
+            index, note = load_index(corpus, ignore_signals=options.get("ignore_signals", False))
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         report = evaluate(labelled, index, run_names(mode, strategy), k=k)
