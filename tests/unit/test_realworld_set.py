@@ -74,6 +74,9 @@ def test_every_case_has_the_required_fields_in_form(name, number, case):
     for field, kind in REQUIRED.items():
         assert isinstance(case.get(field), kind), f"{at}: {field} missing or not {kind.__name__}"
     assert "shapes" in case, f"{at}: shapes missing (null when nothing is mismatched)"
+    if case["shapes"] is not None:
+        assert set(case["shapes"]) == {"expected", "actual", "tensor"}, f"{at}: shapes keys"
+    assert case["exception_type"].strip(), f"{at}: empty exception_type"
     assert case["split"] in {"dev", "holdout"}, f"{at}: split {case['split']!r}"
     assert case["message"].strip(), f"{at}: empty message"
     assert LOWER_ID.match(case["category"]), f"{at}: category must be a lowercase id"
