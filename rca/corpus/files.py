@@ -58,7 +58,9 @@ __all__ = [
     "without_signals",
 ]
 
-_FRONT_MATTER_KEYS = frozenset({"slug", "title", "failure_class", "frameworks", "signals", "tags"})
+_FRONT_MATTER_KEYS = frozenset(
+    {"slug", "title", "failure_class", "frameworks", "signals", "tags", "sources"}
+)
 _SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _NAME_RE = re.compile(r"^[^\s,][^\n,]{0,59}$")  # one short line, no list separators
 # Patterns over an imported page's lines: a team's folder is not ours, so RE2 (linear time).
@@ -275,6 +277,7 @@ def parse_runbook(text: str, source: str = "") -> Runbook:
         frameworks=_names(meta, "frameworks", source),
         signals=_signals(meta, source),
         tags=_names(meta, "tags", source),
+        sources=_str_tuple(meta, "sources", source, required=False),
         body=body.strip("\n") + "\n",
         checksum=hashlib.sha256(text.encode("utf-8")).hexdigest(),
     )

@@ -72,7 +72,7 @@ def canonical_text(rb: Runbook) -> str:
     meta: dict[str, object] = {"slug": rb.slug, "title": rb.title}
     if rb.failure_class:
         meta["failure_class"] = rb.failure_class
-    for key in ("frameworks", "signals", "tags"):
+    for key in ("frameworks", "signals", "tags", "sources"):
         values = list(getattr(rb, key))
         if values:
             meta[key] = values

@@ -74,3 +74,4 @@ class Runbook:
     tags: tuple[str, ...]
     body: str
     checksum: str
+    sources: tuple[str, ...] = ()  # where the knowledge comes from (URLs); not ranked on

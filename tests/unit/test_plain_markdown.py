@@ -63,6 +63,17 @@ def test_title_is_the_first_real_heading_else_the_file_name(body: str, title: st
     assert parse_runbook(body, source="notes/flaky_gpu.md").title == title
 
 
+def test_sources_are_kept_and_survive_import(tmp_path: Path) -> None:
+    text = "---\nsources: [https://example.org/faq]\n---\n# OOM\n\nLower the batch.\n"
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "oom.md").write_text(text, encoding="utf-8")
+    assert parse_runbook(text, source="oom.md").sources == ("https://example.org/faq",)
+    import_dir(tmp_path / "in", tmp_path / "out")
+    assert load_directory(tmp_path / "out")[0].sources == ("https://example.org/faq",)
+    with pytest.raises(RunbookError, match="'sources'"):
+        parse_runbook("---\nsources: https://example.org\n---\nx\n", source="x.md")
+
+
 def test_given_fields_are_still_validated() -> None:
     bad = "---\nfailure_class: cuda_oom\nsignals: ['.*']\n---\ntext\n"
     with pytest.raises(RunbookError, match="catch-all"):
