@@ -9,22 +9,37 @@ in `process_exception`. A middleware's own query (saving the session, django-axe
 been turned into a 500 by Django before it reaches here, so a 500 is answered as a 503
 too when the database then refuses a connection (one attempt, only on a 500).
 
-Paths under /api/ and the machine endpoints (/metrics, /healthz, /readyz) are left as
-they are: their clients read JSON or Prometheus text, never this page.
+Paths under /api/ never answer HTML, whatever failed (a view, a middleware, a URL that
+does not exist): an error there is the API's JSON, `{"detail": [{"loc", "msg"}]}`
+(ingest/errors.py), and a database outage is a 503 with Retry-After, as is a key that
+cannot be checked because of one (`ingest.key_cache.Unverifiable`). The machine endpoints
+(/metrics, /healthz, /readyz) are left as they are: their clients read Prometheus text.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from http import HTTPStatus
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.http import HttpRequest, HttpResponse
 
+from ingest.errors import error_response
+from ingest.key_cache import Unverifiable
+
 log = logging.getLogger(__name__)
 
 RETRY_AFTER = 10  # seconds: `make run` restarts a dead PostgreSQL after 1 s, then 2 s, 4 s...
-NOT_UI = ("/api/", "/metrics", "/healthz", "/readyz")
+API = "/api/"
+NOT_UI = (API, "/metrics", "/healthz", "/readyz")
+#: What an API client is told for a refusal that did not come from an API handler.
+API_MESSAGES = {
+    404: "no API operation at this path (see /api/v1/docs)",
+    405: "method not allowed here (the Allow header says which are)",
+    500: "internal error; the server's log has the details",
+}
+KEPT_HEADERS = ("Retry-After", "Allow", "WWW-Authenticate")
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Database unreachable · Rootcause</title></head>
 <body><h1>The database is unreachable</h1>
@@ -63,12 +78,16 @@ class DatabaseDownMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        if request.path.startswith(API):
+            return api_json(request, response)
         if response.status_code == 500 and _is_ui(request) and not database_answers():
             log.warning("%s answered 503: the database is unreachable", request.path)
             return unavailable()
         return response
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        if request.path.startswith(API):
+            return api_exception(request, exc)
         if not isinstance(exc, OperationalError | InterfaceError) or not _is_ui(request):
             return None
         if database_answers():  # a query error, not an outage: Django's 500 and its log
@@ -79,3 +98,47 @@ class DatabaseDownMiddleware:
 
 def _is_ui(request: HttpRequest) -> bool:
     return not request.path.startswith(NOT_UI)
+
+
+def api_unavailable(msg: str, retry_after: int = RETRY_AFTER) -> HttpResponse:
+    response = error_response(503, [], msg, Retry_After=str(retry_after))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _database_down() -> HttpResponse:
+    return api_unavailable(f"the database is unavailable; retry in {RETRY_AFTER} s")
+
+
+def api_exception(request: HttpRequest, exc: Exception) -> HttpResponse | None:
+    """A 503 for an outage (or a key it keeps us from checking); None: Django's 500 and its
+    log, which `api_json` then turns into JSON."""
+    if isinstance(exc, Unverifiable):
+        log.warning("%s answered 503: %s", request.path, exc)
+        return api_unavailable(str(exc), exc.retry_after)
+    if isinstance(exc, OperationalError | InterfaceError) and not database_answers():
+        log.warning("%s answered 503: the database is unreachable (%s)", request.path, exc)
+        return _database_down()
+    return None
+
+
+def api_json(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """An API refusal that is not JSON already (Django's 404 and 500 pages, a middleware's
+    500, an empty 405) as the API's error shape; a 500 during an outage as a 503."""
+    if response.status_code < 400 or response.get("Content-Type", "").startswith(
+        "application/json"
+    ):
+        return response
+    if response.status_code == 500 and not database_answers():
+        log.warning("%s answered 503: the database is unreachable", request.path)
+        return _database_down()
+    status = response.status_code
+    try:
+        phrase = HTTPStatus(status).phrase.lower()
+    except ValueError:
+        phrase = "refused"
+    answer = error_response(status, [], API_MESSAGES.get(status, phrase))
+    for name in KEPT_HEADERS:
+        if name in response:
+            answer[name] = response[name]
+    return answer
