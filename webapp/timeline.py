@@ -15,6 +15,7 @@ from django.db.models import Count, Min, OuterRef, Q, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import timezone
 
+from ingest import spool
 from ingest.models import Incident, Issue, Project
 from rca.models import Suggestion
 from webapp import access, heartbeat
@@ -124,6 +125,7 @@ class TimelinePage:
     filters: Filters
     backlog: Backlog = Backlog()
     worker_silent_for: int | None = None  # seconds; see worker_silence()
+    spooled: int = 0  # incidents accepted during a database outage, not yet replayed
 
     @property
     def next_query(self) -> str:
@@ -184,6 +186,7 @@ def timeline_issues(user, filters: Filters, now: datetime | None = None) -> Time
         filters=filters,
         backlog=backlog(user),
         worker_silent_for=worker_silence(now),
+        spooled=spool.count(),  # this host's spool: a directory listing while it is empty
     )
 
 
