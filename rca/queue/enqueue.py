@@ -2,9 +2,10 @@
 
 The committed incident row is the source of truth; the message only carries its id. So
 when the broker cannot take the message within one quick retry, we log and move on: the
-API still answers 202, the incident stays `pending`, and the sweeper (Celery beat every
-minute, or `manage.py rca sweep --older-than 0` once the broker is back) sends it again.
-Waiting longer here would only hold the web request hostage to the broker.
+API still answers 202, the incident stays `pending`, and the background publisher tries
+again with backoff until the broker answers (rca/queue/publisher.py); the sweeper (beat
+every RCA_SWEEP_INTERVAL, or `manage.py rca sweep --older-than 0`) is the safety net for
+ids a killed process held. Waiting longer here would only hold the web request hostage.
 """
 
 from __future__ import annotations
@@ -78,9 +79,18 @@ def publish_analyses(incident_ids: list[int], queue: str | None = None) -> bool:
     return all(sent)
 
 
+def publish_until_refused(incident_ids: list[int], queue: str | None = None) -> list[int]:
+    """Publish in order; at the first refusal stop (the broker is away) and return the ids
+    not sent, for the background publisher to retry once it answers again."""
+    for i, incident_id in enumerate(incident_ids):
+        if not publish_analysis(incident_id, queue=queue):
+            return incident_ids[i:]
+    return []
+
+
 @cache
 def _publisher(queue: str) -> CoalescingPublisher:
-    return CoalescingPublisher(partial(publish_analyses, queue=queue))
+    return CoalescingPublisher(partial(publish_until_refused, queue=queue))
 
 
 def background(queue: str | None = None) -> CoalescingPublisher:

@@ -9,7 +9,10 @@ rather than per request. When idle, an id is sent as soon as the thread is sched
 Nothing accepted can be lost by this: the committed incident row is the record and the
 message only its wake-up call. Ids still in memory when a process is killed stay
 `pending`, and the sweeper re-sends them after RCA_ANALYSIS_PENDING_AFTER; a normal exit
-flushes them (atexit). A send that fails is logged by `send` and left to the sweeper too.
+flushes them (atexit). Ids that `send` returns as not sent (the broker, or the database
+it lives in, was away) are tried again by the thread, after RETRY_FIRST seconds doubling
+to RETRY_MOST, and at once when a later send succeeds: an incident posted just after an
+outage is queued when the broker answers again, not at the next sweep (minutes).
 """
 
 from __future__ import annotations
@@ -24,10 +27,15 @@ from collections.abc import Callable, Sequence
 log = logging.getLogger(__name__)
 
 FLUSH_AT_EXIT_SECONDS = 5.0
+RETRY_FIRST = 0.5  # seconds before ids that could not be sent are tried again; doubles
+RETRY_MOST = 8.0  # ... up to this
+RETRY_KEEP = 10_000  # ids kept for retrying at most; the sweeper sends any beyond
 
 
 class CoalescingPublisher:
-    """Calls `send(ids)` on a daemon thread with everything submitted since its last call."""
+    """Calls `send(ids)` on a daemon thread with everything submitted since its last call.
+
+    `send` may return the ids it could not send (a sequence); they are retried."""
 
     def __init__(self, send: Callable[[list[int]], object], most_per_send: int = 500) -> None:
         self._send = send
@@ -44,6 +52,9 @@ class CoalescingPublisher:
         self._queued: list[int] = []
         self._sending = 0  # ids handed to `send` that it has not returned from yet
         self._thread: threading.Thread | None = None
+        self._unsent: list[int] = []  # returned by `send` as not sent: retried
+        self._retry_at = 0.0  # monotonic time of the next retry
+        self._backoff = RETRY_FIRST
 
     def submit(self, ids: Sequence[int]) -> None:
         """Queue ids for sending; returns at once."""
@@ -57,7 +68,8 @@ class CoalescingPublisher:
             self._cond.notify_all()
 
     def flush(self, timeout: float) -> bool:
-        """Wait until everything submitted so far has been handed to `send` and it returned."""
+        """Wait until everything submitted so far has been handed to `send` and it returned
+        (ids waiting for a retry are not waited for: the sweeper has them at exit)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while self._queued or self._sending:
@@ -72,18 +84,56 @@ class CoalescingPublisher:
                 self._cond.wait(left)
         return True
 
+    def unsent(self) -> list[int]:
+        """Ids waiting for a retry."""
+        with self._cond:
+            return list(self._unsent)
+
+    def _take(self) -> list[int]:
+        """Under the lock: wait for work, then the next ids (due retries first, in order)."""
+        while True:
+            due = bool(self._unsent) and time.monotonic() >= self._retry_at
+            if self._queued or due:
+                break
+            self._cond.wait(max(0.0, self._retry_at - time.monotonic()) if self._unsent else None)
+        # A fresh id is a probe too: when it goes out, the retries go right after it.
+        retry = self._unsent if due else []
+        pool = retry + self._queued
+        ids, rest = pool[: self._most], pool[self._most :]
+        if due:
+            self._unsent, self._queued = [], rest
+        else:
+            self._queued = rest
+        self._sending = len(ids)
+        return ids
+
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._queued:
-                    self._cond.wait()
-                ids, self._queued = self._queued[: self._most], self._queued[self._most :]
-                self._sending = len(ids)
+                ids = self._take()
+            unsent: list[int] = []
             try:
-                self._send(ids)
-            except Exception:  # `send` reports its own failures; never let the thread die
+                result = self._send(ids)
+                if isinstance(result, list | tuple):
+                    unsent = [int(i) for i in result]
+            except Exception:  # a bug, not an outage (`send` reports those): never retried
                 log.exception("publishing analyses %s failed; the sweeper sends them", ids)
             finally:
                 with self._cond:
                     self._sending = 0
+                    self._note(unsent)
                     self._cond.notify_all()
+
+    def _note(self, unsent: list[int]) -> None:
+        """Under the lock: keep `unsent` for a retry with backoff; a full success means the
+        broker answers, so waiting retries go at once."""
+        if not unsent:
+            self._backoff, self._retry_at = RETRY_FIRST, 0.0
+            return
+        self._unsent = unsent + self._unsent
+        if len(self._unsent) > RETRY_KEEP:
+            dropped = len(self._unsent) - RETRY_KEEP
+            log.warning("%d analyses not retried in memory; the sweeper sends them", dropped)
+            self._unsent = self._unsent[:RETRY_KEEP]
+        self._retry_at = time.monotonic() + self._backoff
+        self._backoff = min(RETRY_MOST, self._backoff * 2)

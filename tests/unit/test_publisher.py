@@ -123,3 +123,46 @@ def test_a_forked_child_sends_its_own_ids_and_not_the_parents(tmp_path):
         pid, ids = line.split(":")
         by_pid.setdefault(pid, []).extend(ids.split(","))
     assert sorted(sorted(v) for v in by_pid.values()) == [["1", "2"], ["100"]]
+
+
+class DownBroker:
+    """Refuses every send (returns the ids as not sent) until `up` is set."""
+
+    def __init__(self) -> None:
+        self.up = threading.Event()
+        self.sent: list[int] = []
+        self.refused = 0
+
+    def __call__(self, ids: list[int]) -> list[int]:
+        if not self.up.is_set():
+            self.refused += 1
+            return ids
+        self.sent.extend(ids)
+        return []
+
+
+def test_ids_refused_during_an_outage_go_out_once_the_broker_answers_again():
+    """No new submit, no sweeper: the thread itself retries with backoff."""
+    from tests.support.processes import wait_for
+
+    broker = DownBroker()
+    publisher = CoalescingPublisher(broker)
+    publisher.submit([1, 2])
+    wait_for(lambda: broker.refused >= 2, timeout=10, interval=0.05)  # retried, still down
+    assert publisher.unsent() == [1, 2]
+    broker.up.set()
+    wait_for(lambda: broker.sent, timeout=20, interval=0.05)
+    assert broker.sent == [1, 2] and publisher.unsent() == []
+
+
+def test_a_fresh_id_sent_after_an_outage_takes_the_waiting_ones_with_it():
+    from tests.support.processes import wait_for
+
+    broker = DownBroker()
+    publisher = CoalescingPublisher(broker)
+    publisher.submit([1])
+    wait_for(lambda: broker.refused, timeout=10, interval=0.01)
+    broker.up.set()
+    publisher.submit([2])
+    wait_for(lambda: len(broker.sent) == 2, timeout=20, interval=0.01)
+    assert sorted(broker.sent) == [1, 2]  # each once, the refused one not lost
