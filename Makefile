@@ -12,12 +12,14 @@ export TRANSFORMERS_OFFLINE := 1
 help: ## show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	@# torch first and pinned: the CPU build on local disk; anything else may pull CUDA.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
+	@# the Python client, a package of its own (no Django): services install it alone
+	$(PY) -m pip install -q -e clients/python
 	@touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install everything (torch CPU first)

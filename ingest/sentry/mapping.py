@@ -19,7 +19,7 @@ from ingest.event_ids import normalise_event_id
 from ingest.parsing.frames import MAX_FRAMES, make_frame
 from ingest.sentry.exception_type import exception_type
 from ingest.sentry.logentry import event_message, event_template
-from ingest.sentry.ml_context import inference_context, resource_impact
+from ingest.sentry.ml_context import inference_context, resource_impact, shape_diff
 from ingest.sentry.values import JsonObject, as_dict, as_repr, count, first, iso_time, text
 
 # Bounds of ingest/schema.py: a value past them would make the whole event a 400, so we
@@ -284,6 +284,7 @@ def event_to_incident(event: Any, envelope_event_id: Any = None) -> dict[str, An
         "error_type": error_type,
         "inference_context": inference_context(contexts, tags),
         "resource_impact": resource_impact(contexts),
+        "shape_diff": shape_diff(contexts),
         "fingerprint": _fingerprint(event.get("fingerprint")) or _by_template(event, chain),
     }
     incident.update({key: value for key, value in optional.items() if value})

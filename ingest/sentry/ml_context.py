@@ -83,3 +83,37 @@ def resource_impact(contexts: JsonObject) -> dict[str, float]:
         if value is not None and lowest <= value <= highest:
             impact[key] = value
     return impact
+
+
+def _dims(value: Any) -> list[int | None] | None:
+    if not isinstance(value, list) or len(value) > 16:
+        return None
+    dims: list[int | None] = []
+    for d in value:
+        if d is None or (isinstance(d, int) and not isinstance(d, bool)):
+            dims.append(d)
+        else:
+            return None
+    return dims
+
+
+def shape_diff(contexts: JsonObject) -> list[dict[str, Any]]:
+    """``shape_diff`` from the ``rootcause`` context that rootcause_client's Sentry integration
+    attaches. Items that do not fit the schema are dropped one by one, so one odd item
+    never costs the event."""
+    items = as_dict(contexts.get("rootcause")).get("shape_diff")
+    out: list[dict[str, Any]] = []
+    for item in items[:64] if isinstance(items, list) else []:
+        item = as_dict(item)
+        expected, actual = _dims(item.get("expected")), _dims(item.get("actual"))
+        if expected is None or actual is None:
+            continue
+        out.append(
+            {
+                "tensor": text(item.get("tensor"), MAX_SHORT),
+                "op": text(item.get("op"), MAX_SHORT),
+                "expected": expected,
+                "actual": actual,
+            }
+        )
+    return out
