@@ -116,12 +116,20 @@ def blocks(section_text: str) -> list[Block]:
 
 
 def remediation_of(body: str) -> list[str]:
-    """The numbered steps of a body's ``## Remediation`` section, without their numbers."""
-    for section, section_text in sections(body):
-        if section.lower() == "remediation":
-            return [
-                _NUMBERED_PREFIX_RE.sub("", block.text, count=1)
-                for block in blocks(section_text)
-                if block.atomic
-            ]
+    """The numbered steps of a body's ``## Remediation`` section, without their numbers.
+
+    A page without that section (a team's own, "## What we do", "## Fix") offers the
+    numbered steps of its first section that has any: a numbered list is how runbooks write
+    what to do, whatever the heading says.
+    """
+    found = sections(body)
+    named = [text for name, text in found if name.lower() == "remediation"]
+    for section_text in named or [text for _, text in found]:
+        steps = [
+            _NUMBERED_PREFIX_RE.sub("", block.text, count=1)
+            for block in blocks(section_text)
+            if block.atomic
+        ]
+        if steps or named:
+            return steps
     return []

@@ -16,6 +16,7 @@ from rca.corpus.files import (
     match_signals,
     parse_runbook,
     read_text,
+    remediation_steps,
     without_signals,
 )
 from rca.corpus.importing import canonical_text, import_dir
@@ -32,6 +33,17 @@ def test_page_without_front_matter_takes_title_from_heading_and_slug_from_file()
     chunks = chunk_runbook(rb)
     assert chunks and "Lower the batch." in chunks[0].text
     assert match_signals(rb, "RuntimeError: CUDA out of memory") == ()
+
+
+def test_numbered_steps_under_any_heading_are_the_remediation_of_a_plain_page() -> None:
+    page = (
+        "# Deadline exceeded\n\nIntro.\n\n- a bullet\n\n## What we do\n\n"
+        "1. Raise the client deadline.\n2. Add replicas.\n\n## Later\n\n1. Other list.\n"
+    )
+    assert remediation_steps(parse_runbook(page)) == ["Raise the client deadline.", "Add replicas."]
+    named = page.replace("## Later", "## Remediation")
+    assert remediation_steps(parse_runbook(named)) == ["Other list."]
+    assert remediation_steps(parse_runbook("# T\n\n- only bullets\n")) == []
 
 
 def test_front_matter_without_signals_or_sections_loads_with_its_class() -> None:
