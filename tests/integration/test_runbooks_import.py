@@ -1,5 +1,6 @@
 """`manage.py runbooks import DIR`: a team's plain Markdown is stored, embedded, found by
-retrieval, survives the `runbooks load` every `make run` does, and `rca eval` scores it."""
+retrieval, suggested from by the offline provider, survives the `runbooks load` every
+`make run` does, and `rca eval` scores it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from rca.evaluation.run import case_incident
 from rca.models import Runbook
 from rca.retrieval.hybrid import search
 from rca.retrieval.signals import build_signals
+from rca.suggestion.evidence import context_for, evidence_from_retrieved, stored_bodies
+from rca.suggestion.providers import OfflineProvider
 
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 
@@ -32,7 +35,8 @@ def _team_wiki(root: Path) -> Path:
     (root / "serving" / "deadline.md").write_text(
         "---\ntags: [grpc]\n---\nModel server calls fail with DEADLINE_EXCEEDED\n"
         "=================================================\n\n"
-        "Raise the client deadline above the p99 latency of the model.\n",
+        "Calls wait on a busy model server.\n\n## Fix\n\n"
+        "1. Raise the client deadline above the p99 latency of the model.\n",
         encoding="utf-8",
     )
     (root / "serving" / "shapes.md").write_text(
@@ -78,6 +82,9 @@ def test_imported_plain_markdown_is_stored_found_and_kept(tmp_path: Path, settin
     signals = build_signals(incident)
     found = search(signals, embed([signals.embedding_text()])[0], k=3)
     assert found[0].slug == "deadline" and found[0].failure_class == ""
+    evidence = evidence_from_retrieved(found, stored_bodies([r.slug for r in found]))
+    draft = OfflineProvider().suggest(context_for(incident, evidence))
+    assert draft.runbook == "deadline" and "Raise the client deadline" in draft.action
 
     again = _run("runbooks", "import", str(wiki))
     assert "runbooks: 0 created, 0 updated, 3 unchanged, 0 removed" in again
