@@ -49,6 +49,7 @@ __all__ = [
     "chunk_runbook",
     "corpus_version",
     "first_heading",
+    "is_folder_readme",
     "load_directory",
     "match_signals",
     "parse_runbook",
@@ -310,17 +311,26 @@ def without_signals(runbooks: Iterable[Runbook]) -> list[Runbook]:
 
 
 def load_directory(path: str | Path) -> list[Runbook]:
-    """Load every ``*.md`` runbook of a directory, sorted by slug; duplicate slugs are errors."""
+    """Load every ``*.md`` runbook of a directory but its README, sorted by slug; duplicate
+    slugs are errors."""
     directory = Path(path)
     if not directory.is_dir():
         raise RunbookError(str(directory), "directory", "not a directory")
     runbooks: dict[str, Runbook] = {}
     for file in sorted(directory.glob("*.md")):
+        if is_folder_readme(file):
+            continue
         runbook = parse_runbook(read_text(file), source=str(file))
         if runbook.slug in runbooks:
             raise RunbookError(str(file), "slug", f"duplicate slug {runbook.slug!r}")
         runbooks[runbook.slug] = runbook
     return [runbooks[slug] for slug in sorted(runbooks)]
+
+
+def is_folder_readme(path: Path) -> bool:
+    """``README.md`` describes the folder it sits in (the GitHub convention), so a corpus
+    folder can say how it was written without the note becoming a runbook."""
+    return path.name.lower() in ("readme.md", "readme.markdown")
 
 
 def corpus_version(runbooks: Iterable[Runbook]) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from rca.corpus.chunking import chunk_runbook
-from rca.corpus.files import parse_runbook, read_text
+from rca.corpus.files import is_folder_readme, parse_runbook, read_text
 from rca.corpus.runbook import Runbook, RunbookError
 
 __all__ = ["MAX_FILE_BYTES", "ImportReport", "Imported", "Skipped", "canonical_text", "import_dir"]
@@ -108,6 +108,10 @@ def import_dir(
     report = ImportReport()
     owners: dict[str, str] = {}
     for path in _pages(directory):
+        if is_folder_readme(path):
+            reason = "a README describes its folder, not a failure; rename it to import it"
+            report.skipped.append(Skipped(str(path), reason))
+            continue
         parsed = _parse(path)
         if isinstance(parsed, Skipped):
             report.skipped.append(parsed)

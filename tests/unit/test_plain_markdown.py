@@ -121,6 +121,7 @@ def _team_folder(root: Path) -> Path:
     (root / "title-only.md").write_text("# Just a title\n", encoding="utf-8")
     (root / "bad-class.md").write_text("---\nfailure_class: oom\n---\nx\n", encoding="utf-8")
     (root / "README.txt").write_text("not markdown", encoding="utf-8")
+    (root / "ops" / "README.md").write_text("# Our runbooks\n\nIndex.\n", encoding="utf-8")
     (root / ".git").mkdir()
     (root / ".git" / "HEAD.md").write_text("# hidden\n\nx\n", encoding="utf-8")
     (root / "other").mkdir()
@@ -142,7 +143,8 @@ def test_import_reports_each_page_and_writes_loadable_runbooks(tmp_path: Path) -
     assert "not UTF-8 (byte 0xe9" in reasons["latin.md"]
     assert "already used by" in reasons["cuda-oom.md"] and "CUDA OOM.md" in reasons["cuda-oom.md"]
     assert all(str(source) in s.path for s in report.skipped)
-    assert len(report.skipped) == 5  # README.txt and the hidden folder are not pages
+    assert reasons["README.md"].startswith("a README describes its folder")
+    assert len(report.skipped) == 6  # README.txt and the hidden folder are not pages
     assert [rb.slug for rb in load_directory(target)] == ["cuda-oom", "timeouts"]
 
 
