@@ -12,6 +12,7 @@ from django.http import HttpRequest, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
+from ingest.alertmanager.api import router as alertmanager_router
 from ingest.api import router as ingest_router
 from ingest.api_parser import JsonBodyParser, refusal_behind
 from ingest.auth import ApiKeyAuth, unauthorised
@@ -29,6 +30,7 @@ api = NinjaAPI(
 )
 api.add_router("/", ingest_router)
 api.add_router("/", analysis_router)
+api.add_router("/", alertmanager_router)
 
 
 @api.exception_handler(ValidationError)

@@ -1,0 +1,67 @@
+"""``POST /api/v1/alertmanager``: Alertmanager's webhook receiver, with the project's key.
+
+A router that ``webapp/api.py`` mounts next to the incidents API; thin: bound, rate-limit,
+call `receive`, answer. Invalid payloads are refused with the path of the bad field
+(django-ninja validates `AlertmanagerIn`: ``["body", "payload", "alerts", 0, "status"]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ninja import Router, Schema, Status
+
+from ingest import ratelimit
+from ingest.alertmanager.receive import receive
+from ingest.alertmanager.schema import AlertmanagerIn
+from ingest.auth import key_of
+from ingest.batch import max_items
+from ingest.errors import error_response, refusals
+
+router = Router(tags=["alertmanager"])
+
+
+class AlertmanagerAccepted(Schema):
+    accepted: int  # firing alerts stored as new incidents
+    duplicates: int  # firing alerts already stored (Alertmanager's re-sends)
+    resolved: int  # issues closed by resolved alerts
+    event_ids: list[str]  # of the firing alerts, in order: GET /api/v1/incidents?event_id=
+
+
+@router.post(
+    "/alertmanager",
+    response={
+        200: AlertmanagerAccepted,
+        202: AlertmanagerAccepted,
+        **refusals(400, 401, 413, 415, 429),
+    },
+    summary="Alertmanager webhook receiver (payload version 4)",
+    description=(
+        "Point an Alertmanager `webhook_configs` receiver here with the project's key as "
+        "`http_config.authorization.credentials`. Each firing alert becomes an incident "
+        "(service from the `service` label, else `job`; error type from `alertname`; message "
+        "from the `summary` and `description` annotations; labels kept as tags), grouped into "
+        "one issue per alert fingerprint. Re-sends of a firing alert are stored once. A "
+        "resolved alert resolves its issue. 202 when a new incident was accepted, else 200. "
+        "At most RCA_MAX_BATCH alerts per request; each spends one token of the rate limit."
+    ),
+)
+def post_alertmanager(request: Any, payload: AlertmanagerIn) -> Any:
+    key = key_of(request)
+    if len(payload.alerts) > (most := max_items()):
+        return error_response(
+            400,
+            ["body", "payload", "alerts"],
+            f"{len(payload.alerts)} alerts; send at most {most} per request "
+            "(set max_alerts in the receiver's webhook_configs)",
+        )
+    limit = ratelimit.take(f"key:{key.pk}", len(payload.alerts))
+    if not limit.allowed:
+        return error_response(
+            429,
+            ["header", "Authorization"],
+            f"rate limit for this key exceeded; retry in {limit.retry_after} s",
+            Retry_After=str(limit.retry_after),
+        )
+    out = receive(key.project, payload)
+    return Status(202 if out.accepted else 200, AlertmanagerAccepted(**out.__dict__))
