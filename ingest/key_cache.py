@@ -7,15 +7,16 @@ RCA_KEY_CACHE_SECONDS is accepted (its incidents go to the spool), any other rai
 `Unverifiable`, answered 503 with Retry-After. Never 401, since the key may be valid, and
 never 202, since nobody could check it.
 
-Entries are hashes, never secrets: an API key is remembered by its public prefix and the
-SHA-256 of its secret (exactly what its database row holds), a Sentry DSN key by the
-SHA-256 of the public key. Every successful check against the database refreshes its
-entry, and once a minute while the database answers the whole cache is reloaded from it
-(`due`/`replace`): API keys used by any process within the window (their `last_used_at`),
+No secret is kept: an API key is checked against the SHA-256 of its secret (what its
+database row holds), a DSN key against the SHA-256 of the public key; the values are the
+rows a request reads anyway (the key and its project). Every successful check against the
+database refreshes its entry, and once a minute (RCA_KEY_CACHE_RELOAD_SECONDS) the whole
+cache is reloaded from the database (`due`/`replace`, and a daemon thread per web process,
+`keys.keep_warm`): API keys used by any process within the window (their `last_used_at`)
 and every project's current DSN key. The reload is what makes a gunicorn worker that has
 never seen a client accept it during an outage as its siblings do, and it drops keys
 revoked or rotated since: a key revoked in the database is accepted during an outage only
-if that outage began within a minute of the revocation (docs/SECURITY.md).
+if that outage began within a reload interval of the revocation (docs/SECURITY.md).
 """
 
 from __future__ import annotations
@@ -33,8 +34,16 @@ T = TypeVar("T")
 #: The errors that mean "the database is away" (as webapp/database_down.py reads them),
 #: as opposed to a query that is wrong.
 DATABASE_AWAY = (OperationalError, InterfaceError)
-#: Seconds between reloads of the whole cache from the database.
-RELOAD_SECONDS = 60.0
+
+
+def reload_seconds() -> float:
+    """Seconds between reloads of the whole cache from the database
+    (RCA_KEY_CACHE_RELOAD_SECONDS, a minute by default)."""
+    from django.conf import settings
+
+    return float(getattr(settings, "RCA_KEY_CACHE_RELOAD_SECONDS", 60.0))
+
+
 #: Seconds a client refused with 503 is asked to wait (as for a full spool).
 RETRY_AFTER = 30
 #: Entries kept at most per cache; the reload keeps the most recently used keys.
@@ -93,10 +102,10 @@ class KeyCache(Generic[T]):
         return entry
 
     def due(self) -> bool:
-        """True (once per RELOAD_SECONDS, to one caller) when a reload should run."""
+        """True (once per `reload_seconds()`, to one caller) when a reload should run."""
         now = time.monotonic()
         with self._lock:
-            if now - self._loaded_at < RELOAD_SECONDS:
+            if now - self._loaded_at < reload_seconds():
                 return False
             self._loaded_at = now
             return True

@@ -13,14 +13,25 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import os
 import secrets
+import threading
+import time
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ingest.key_cache import DATABASE_AWAY, MAX_ENTRIES, Entry, KeyCache, Unverifiable, digest
+from ingest.key_cache import (
+    DATABASE_AWAY,
+    MAX_ENTRIES,
+    Entry,
+    KeyCache,
+    Unverifiable,
+    digest,
+    reload_seconds,
+)
 from ingest.models import ApiKey, Project, new_sentry_key
 
 LAST_USED_PRECISION = timedelta(minutes=1)
@@ -85,9 +96,39 @@ def _authenticate_in_database(prefix: str, secret: str) -> ApiKey | None:
     return key
 
 
-def _reload_api_keys() -> None:
+def keep_warm() -> None:
+    """Reload both caches now and then once a minute, in a daemon thread of this process
+    (gunicorn starts it in each worker: webapp/gunicorn_conf.py), so that a worker that had
+    no request before an outage still knows the keys its siblings saw."""
+    global _warm_pid
+    with _warm_lock:
+        if _warm_pid == os.getpid():
+            return
+        _warm_pid = os.getpid()
+    threading.Thread(target=_warm_loop, name="key-cache", daemon=True).start()
+
+
+_warm_pid = 0
+_warm_lock = threading.Lock()
+
+
+def _warm_loop() -> None:
+    from django.db import connection
+
+    while True:
+        try:
+            _reload_api_keys(force=True)
+            _reload_sentry_keys(force=True)
+        except DATABASE_AWAY:
+            pass  # keep what is remembered: that is what the outage is served from
+        finally:
+            connection.close()  # this thread's own; never held between rounds
+        time.sleep(reload_seconds())
+
+
+def _reload_api_keys(force: bool = False) -> None:
     """Once a minute: every key any process used within the window, and no revoked one."""
-    if not API_KEYS.due():
+    if not (API_KEYS.due() or force):
         return
     since = timezone.now() - timedelta(seconds=_window())
     live = ApiKey.objects.select_related("project").filter(
@@ -123,8 +164,8 @@ def project_for_sentry_key(project_id: int, public_key: str) -> Project | None:
     return project
 
 
-def _reload_sentry_keys() -> None:
-    if not SENTRY_KEYS.due():
+def _reload_sentry_keys(force: bool = False) -> None:
+    if not (SENTRY_KEYS.due() or force):
         return
     now = timezone.now().timestamp()
     SENTRY_KEYS.replace(

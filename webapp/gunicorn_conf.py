@@ -6,6 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 
+def post_worker_init(worker: Any) -> None:
+    """Each worker keeps its cache of live keys warm, for ingest during a database outage."""
+    from ingest.keys import keep_warm
+
+    keep_warm()
+
+
 def child_exit(server: Any, worker: Any) -> None:
     """A worker ended: its live gauges leave /metrics (counters stay summed in)."""
     from ingest.metrics import mark_process_dead

@@ -304,6 +304,7 @@ RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 RCA_SPOOL_DIR = env("RCA_SPOOL_DIR", default=str(embedded.state_dir() / "spool"))
 RCA_SPOOL_MAX_BYTES = env.int("RCA_SPOOL_MAX_BYTES", default=512 * 1024 * 1024)
 RCA_KEY_CACHE_SECONDS = env.float("RCA_KEY_CACHE_SECONDS", default=900.0)
+RCA_KEY_CACHE_RELOAD_SECONDS = env.float("RCA_KEY_CACHE_RELOAD_SECONDS", default=60.0)
 
 # Public base URL used in links sent outside the app (Slack, API answers).
 RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
