@@ -20,6 +20,7 @@ from django.utils import timezone
 from ingest import keys, ratelimit
 from ingest.models import ApiKey
 from ingest.spool.directory import Spool
+from tests.integration.test_metrics import parse, value
 from tests.integration.test_sentry_corpus import envelope_bytes
 from tests.support.factories import project_with_key, shape_error
 
@@ -241,3 +242,18 @@ def test_no_api_path_answers_html(client, outage):
     outage.begin()
     read = Client(raise_request_exception=False).get("/api/v1/incidents", headers=tenant.auth)
     assert_503_json(read)  # a known key, then a query that cannot run
+
+
+def test_metrics_still_show_the_spool_while_the_database_is_away(client, outage, settings):
+    tenant = project_with_key("ml-platform")
+    post(client, "/api/v1/incidents", shape_error(8), **tenant.auth)
+    outage.begin()
+    for i in range(3):
+        post(client, "/api/v1/incidents", {**shape_error(8), "event_id": f"m{i}"}, **tenant.auth)
+    scraped = client.get("/metrics")
+    assert scraped.status_code == 200, scraped.content[:500]
+    samples = parse(scraped.content.decode())
+    assert value(samples, "rootcause_spool_records") == 3
+    assert value(samples, "rootcause_spool_bytes") > 0
+    # The gauges read from the database are absent, not a 500 for the whole scrape.
+    assert not [name for name, _ in samples if name == "rootcause_analysis_queue_depth"]
