@@ -40,6 +40,7 @@ class Imported:
     title: str
     failure_class: str
     chunks: int
+    status: str = "new"  # or "changed" / "unchanged": what this import did to the stored page
 
 
 @dataclass(frozen=True)
@@ -128,10 +129,12 @@ def import_dir(
         owners[parsed.slug] = str(path)
         text = canonical_text(parsed)
         file = target / f"{parsed.slug}.md"
-        if not file.exists() or file.read_text(encoding="utf-8") != text:
+        before = file.read_text(encoding="utf-8") if file.exists() else None
+        if before != text:
             file.write_text(text, encoding="utf-8")
+        status = "new" if before is None else "unchanged" if before == text else "changed"
         report.imported.append(
-            Imported(str(path), parsed.slug, parsed.title, parsed.failure_class, chunks)
+            Imported(str(path), parsed.slug, parsed.title, parsed.failure_class, chunks, status)
         )
     if replace:
         for stale in sorted(target.glob("*.md")):

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from rca.corpus.embeddings import embed
+from rca.corpus.files import RunbookError, bundled_runbook_dir
 from rca.evaluation.run import case_incident
 from rca.models import Runbook
 from rca.retrieval.hybrid import search
@@ -63,6 +64,7 @@ def test_imported_plain_markdown_is_stored_found_and_kept(tmp_path: Path, settin
 
     output = _run("runbooks", "import", str(wiki), "--embed-now")
     assert "3 imported, 2 skipped" in output
+    assert f"imported {wiki / 'serving' / 'deadline.md'} -> deadline (new; " in output
     assert f"skipped  {wiki / 'legacy.md'}: field 'encoding': not UTF-8" in output
     assert f"skipped  {wiki / 'blank.md'}: field 'body': empty" in output
     assert "runbooks: 3 created, 0 updated, 0 unchanged, 0 removed" in output
@@ -115,3 +117,18 @@ def test_rca_eval_scores_a_corpus_without_signals(tmp_path: Path) -> None:
     assert plain["runbooks"] == 2 and plain["runs"]["bm25"]["cases"] == 30
     with pytest.raises(CommandError, match="needs --corpus"):
         _run("rca", "eval", str(DEV_CASES), "--ignore-signals")
+
+
+def test_an_imported_slug_that_is_also_bundled_fails_the_load_naming_it(
+    tmp_path: Path, settings
+) -> None:
+    from rca.corpus.store import configured_runbooks
+
+    settings.RCA_RUNBOOK_DIR = str(tmp_path)
+    settings.RCA_BUNDLED_RUNBOOKS = True
+    bundled = sorted(p.stem for p in bundled_runbook_dir().glob("*.md"))[0]
+    (tmp_path / f"{bundled}.md").write_text("# Ours\n\ntext\n", encoding="utf-8")
+    with pytest.raises(RunbookError, match=f"'{bundled}' is also bundled"):
+        configured_runbooks()
+    settings.RCA_BUNDLED_RUNBOOKS = False
+    assert [rb.slug for rb in configured_runbooks()] == [bundled]

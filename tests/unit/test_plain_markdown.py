@@ -152,8 +152,13 @@ def test_reimport_changes_no_file_and_replace_removes_pages_gone(tmp_path: Path)
     source, target = _team_folder(tmp_path / "team"), tmp_path / "corpus"
     import_dir(source, target)
     before = {f.name: (f.read_bytes(), f.stat().st_mtime_ns) for f in target.iterdir()}
-    import_dir(source, target)
+    assert {p.status for p in import_dir(source, target).imported} == {"unchanged"}
     assert {f.name: (f.read_bytes(), f.stat().st_mtime_ns) for f in target.iterdir()} == before
+    (source / "ops" / "gpu" / "CUDA OOM.md").write_text(_PAGE + "\nMore.\n", encoding="utf-8")
+    assert [(p.slug, p.status) for p in import_dir(source, target).imported] == [
+        ("cuda-oom", "changed"),
+        ("timeouts", "unchanged"),
+    ]
     (source / "ops" / "timeouts.markdown").unlink()
     assert import_dir(source, target).removed == []
     assert import_dir(source, target, replace=True).removed == ["timeouts"]
@@ -213,7 +218,7 @@ def test_any_folder_imports_without_raising(tmp_path: Path, pages: dict[str, byt
         except OSError:  # a name the filesystem refuses (too long in bytes)
             continue
     report = import_dir(source, target)
-    written = sorted(f.name for f in source.iterdir())
+    written = sorted(f.name for f in source.iterdir() if not f.name.startswith("."))
     assert len(report.imported) + len(report.skipped) == len(written)
     assert sorted(rb.slug for rb in load_directory(target)) == sorted(
         p.slug for p in report.imported

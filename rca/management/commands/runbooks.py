@@ -86,8 +86,8 @@ class Command(BaseCommand):
         for page in report.imported:
             cls = page.failure_class or "no failure class"
             self.stdout.write(
-                f"imported {_shown(page.path)} -> {page.slug} "
-                f"({page.title!r}; {cls}; {page.chunks} chunks)"
+                f"imported {_shown(page.path)} -> {page.slug} ({page.status}; "
+                f"{page.title!r}; {cls}; {page.chunks} chunks)"
             )
         for skipped in report.skipped:
             self.stdout.write(f"skipped  {_shown(skipped.path)}: {skipped.reason}")
