@@ -5,8 +5,9 @@ docs/RUNBOOKS.md): a team's plain Markdown page loads as it is. Everything here 
 pure (no Django, no database, no models) so that the web process, the Celery workers and the
 tests can all load the corpus cheaply and agree on its version: the worker rebuilds its
 in-memory BM25 index and re-embeds chunks only when :func:`corpus_version` changes.
-The record itself is :mod:`.runbook`, the body's Markdown structure :mod:`.markdown` and the
-chunking :mod:`.chunking`; the names importers use are re-exported here.
+The record itself is :mod:`.runbook`, the body's Markdown structure :mod:`.markdown`, the
+defaults of a page without front matter :mod:`.plain_pages` and the chunking
+:mod:`.chunking`; the names importers use are re-exported here.
 
 Validation of what is given is strict on purpose. A typo in front matter (an unknown key,
 a failure class that does not exist, a regex that does not compile or that matches
@@ -20,7 +21,6 @@ import dataclasses
 import functools
 import hashlib
 import re
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from ingest.linear_regex import LinearPattern, UnsupportedPattern
 from ingest.linear_regex import compile as linear
 from rca.corpus.chunking import Chunk, chunk_runbook
 from rca.corpus.markdown import remediation_of
+from rca.corpus.plain_pages import TITLE_MAX, first_heading, read_text, slugify
 from rca.corpus.runbook import FAILURE_CLASSES, REQUIRED_SECTIONS, Runbook, RunbookError
 from rca.corpus.step_metadata import (
     StepMetadataError,
@@ -64,13 +65,6 @@ _FRONT_MATTER_KEYS = frozenset(
 )
 _SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _NAME_RE = re.compile(r"^[^\s,][^\n,]{0,59}$")  # one short line, no list separators
-# Patterns over an imported page's lines: a team's folder is not ours, so RE2 (linear time).
-_NON_SLUG_RE = linear(r"[^a-z0-9]+")
-_TITLE_MAX = 255  # the stored column's width
-_FENCE_RE = linear(r"^[ \t]*(```|~~~)")
-_ATX_RE = linear(r"^ {0,3}#{1,6}(?:[ \t]+(?P<text>[^\n]*))?$")
-_SETEXT_RE = linear(r"^ {0,3}(?:=+|-+)[ \t]*$")
-_LIST_OR_QUOTE_RE = linear(r"^ {0,3}(?:[-*+>]|\d{1,9}[.)])(?:[ \t]|$)")
 #: Texts that no specific signal should match; a signal matching one of them is a catch-all.
 _CATCH_ALL_PROBES: tuple[str, ...] = (
     "",
@@ -172,54 +166,17 @@ def _check_body(body: str, source: str) -> None:
         )
 
 
-def slugify(name: str) -> str:
-    """A slug for a runbook without one: its file name (or title) in lowercase ASCII words
-    joined by '-', at most 80 characters; a name with no such letters gets a hash of it."""
-    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
-    slug = _NON_SLUG_RE.sub("-", folded.lower()).strip("-")[:80].strip("-")
-    return slug or "runbook-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
-
-
-def first_heading(body: str) -> str:
-    """The text of the body's first heading (ATX ``#`` or setext ``===``/``---``), outside
-    fenced code; "" when there is none."""
-    in_fence = False
-    previous = ""
-    for line in body.split("\n"):
-        if _FENCE_RE.match(line):
-            in_fence = not in_fence
-            previous = ""
-            continue
-        if in_fence:
-            continue
-        atx = _ATX_RE.match(line)
-        if atx and (atx.group("text") or "").strip():
-            return _clean_title(atx.group("text"))
-        if previous.strip() and _SETEXT_RE.match(line) and not _LIST_OR_QUOTE_RE.match(previous):
-            return _clean_title(previous)
-        previous = line
-    return ""
-
-
-def _clean_title(text: str) -> str:
-    text = text.strip()
-    unclosed = text.rstrip("#")
-    if unclosed != text and (not unclosed or unclosed[-1] in " \t"):
-        text = unclosed  # the optional closing sequence of an ATX heading: "# Title ##"
-    return " ".join(text.split())[:_TITLE_MAX]
-
-
 def _title(meta: dict[str, Any], body: str, source: str, slug: str) -> str:
     if meta.get("title") is not None:
         title = _require_str(meta, "title", source)
-        if len(title) > _TITLE_MAX:
-            raise RunbookError(source, "title", f"longer than {_TITLE_MAX} characters")
+        if len(title) > TITLE_MAX:
+            raise RunbookError(source, "title", f"longer than {TITLE_MAX} characters")
         return title
     heading = first_heading(body)
     if heading:
         return heading
     stem = Path(source).name.rsplit(".", 1)[0] if source else ""
-    return " ".join(stem.replace("_", " ").replace("-", " ").split())[:_TITLE_MAX] or slug
+    return " ".join(stem.replace("_", " ").replace("-", " ").split())[:TITLE_MAX] or slug
 
 
 def _slug(meta: dict[str, Any], source: str, fallback: str) -> str:
@@ -282,26 +239,6 @@ def parse_runbook(text: str, source: str = "") -> Runbook:
         body=body.strip("\n") + "\n",
         checksum=hashlib.sha256(text.encode("utf-8")).hexdigest(),
     )
-
-
-def read_text(path: Path) -> str:
-    """A runbook file's text: UTF-8 (a BOM allowed) or UTF-16 with its BOM. Anything else is
-    refused naming the file and the first bad byte, rather than guessed at."""
-    data = path.read_bytes()
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise RunbookError(str(path), "encoding", f"invalid UTF-16: {exc.reason}") from exc
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise RunbookError(
-            str(path),
-            "encoding",
-            f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-            "save the file as UTF-8",
-        ) from exc
 
 
 def without_signals(runbooks: Iterable[Runbook]) -> list[Runbook]:
