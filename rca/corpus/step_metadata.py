@@ -18,9 +18,23 @@ works as before, its steps ranked by their runbook, their place and their words 
     is written for them, so it fits an incident that names one and not one that names only
     another framework.
 ``fits`` / ``unless``
-    Names from :data:`FACTS`: facts the offline provider reads from an incident's shapes,
-    state_dict keys and memory figures. ``fits``: the step is the fix when the fact holds;
-    ``unless``: the fact rules the step out.
+    Names from :data:`FACTS`: facts read from an incident's shapes, state_dict keys, memory
+    figures and code. ``fits``: the step is the fix when the fact holds; ``unless``: the
+    fact contradicts the step's premise.
+``sets``
+    Option or flag names the step turns on (``find_unused_parameters``). Its premise is
+    that they are not on yet: an incident whose message says one is already set or
+    enabled contradicts it.
+``api``
+    Frameworks whose API the step is written in (``pytorch``, ``tensorflow``, ``jax``).
+    An incident whose frames, modules or error types show only other frameworks
+    contradicts it (``torch.flatten`` is no fix for a Keras model).
+
+``mode``, ``frameworks`` and ``fits`` are soft: they move a step up or down. ``unless``,
+``sets`` and ``api`` are premises: a step whose premise the incident contradicts is never
+the action, and a suggestion (offline or from an LLM) that restates such a step fails
+validation (:mod:`rca.suggestion.premises`). Facts the incident does not show contradict
+nothing: an unknown is not a no.
 
 The line is stripped from what retrieval indexes and from the steps shown to a provider;
 a bad value fails at load with the file, the step and the field named.
@@ -37,6 +51,7 @@ import yaml
 from rca.corpus.markdown import remediation_of
 
 __all__ = [
+    "API_FRAMEWORKS",
     "FACTS",
     "MODES",
     "StepMetadata",
@@ -51,7 +66,7 @@ __all__ = [
 MODES: frozenset[str] = frozenset({"training", "serving"})
 
 #: The facts a step may name in ``fits`` or ``unless``, each computed from the incident by
-#: :mod:`rca.suggestion.providers.incident_facts`. A new kind of fact needs code there;
+#: :mod:`rca.suggestion.incident_facts`. A new kind of fact needs code there;
 #: which steps it selects is runbook data.
 FACTS: dict[str, str] = {
     "batch-axis-missing": "the input has one axis fewer than expected, the leading (batch) one",
@@ -63,9 +78,26 @@ FACTS: dict[str, str] = {
     "state-dict-keys-prefixed": "checkpoint keys are the model's keys with a prefix added or lost",
     "memory-fragmented": "the OOM figures show much memory reserved but unallocated",
     "memory-not-fragmented": "the OOM figures show the reserved memory is really allocated",
+    "state-dict-keys-partly-prefixed": (
+        "some listed state_dict keys differ by a prefix, but most of them do not"
+    ),
+    "state-dict-keys-not-prefixed": (
+        "the message lists state_dict keys and no prefix pairs a missing with an unexpected one"
+    ),
+    "allocation-fits-free": "the OOM's failed allocation is smaller than the free memory reported",
+    "memory-held-elsewhere": (
+        "the OOM's device is nearly full while this process reserved only a small share of it"
+    ),
+    "layer-pretrained": "the failing model or layer was loaded with pretrained weights",
 }
 
-_KEYS = ("mode", "frameworks", "fits", "unless")
+#: The frameworks ``api`` may name: those :mod:`rca.suggestion.incident_setting` detects.
+API_FRAMEWORKS: frozenset[str] = frozenset(
+    {"pytorch", "tensorflow", "jax", "paddle", "mxnet", "onnxruntime", "tensorrt"}
+)
+
+_KEYS = ("mode", "frameworks", "fits", "unless", "sets", "api")
+_OPTION = re.compile(r"^[A-Za-z_-][A-Za-z0-9_.-]{0,79}$")
 # Runbook text only (operator-shipped files), never incident text: plain re is fine.
 _LINE = re.compile(r"^[ \t]+Applies:[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE)
 _STRIP = re.compile(r"\n[ \t]+Applies:[^\n]*")
@@ -84,15 +116,22 @@ class StepMetadata:
     frameworks: tuple[str, ...] = ()
     fits: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()
+    sets: tuple[str, ...] = ()
+    api: tuple[str, ...] = ()
+
+    @property
+    def has_premises(self) -> bool:
+        """Whether any condition can contradict the step (``unless``, ``sets``, ``api``)."""
+        return bool(self.unless or self.sets or self.api)
 
 
-def _names(mapping: dict[str, Any], key: str) -> tuple[str, ...]:
+def _names(mapping: dict[str, Any], key: str, lower: bool = True) -> tuple[str, ...]:
     value = mapping.get(key) or []
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise StepMetadataError(f"'{key}' must be a list of names, got {value!r}")
-    return tuple(dict.fromkeys(item.strip().lower() for item in value))
+    return tuple(dict.fromkeys(item.strip().lower() if lower else item.strip() for item in value))
 
 
 def parse_metadata(value: str) -> StepMetadata:
@@ -120,7 +159,17 @@ def parse_metadata(value: str) -> StepMetadata:
                 raise StepMetadataError(
                     f"'{key}': unknown fact {fact!r}; known: {', '.join(sorted(FACTS))}"
                 )
-    return StepMetadata(mode, frameworks, fits, unless)
+    sets = _names(mapping, "sets", lower=False)
+    for option in sets:
+        if not _OPTION.match(option):
+            raise StepMetadataError(f"'sets': invalid option name {option!r}")
+    api = _names(mapping, "api")
+    for name in api:
+        if name not in API_FRAMEWORKS:
+            raise StepMetadataError(
+                f"'api': unknown framework {name!r}; known: {', '.join(sorted(API_FRAMEWORKS))}"
+            )
+    return StepMetadata(mode, frameworks, fits, unless, sets, api)
 
 
 def split_metadata(step: str) -> tuple[str, StepMetadata]:

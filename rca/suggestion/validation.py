@@ -1,7 +1,10 @@
 """Pure checks that decide whether a suggestion can be trusted, and what to tell its author.
 
 Every suggestion is stored with this record, so a user can see why it is (or is not)
-trustworthy; the complaints are phrased for the LLM, which is re-asked with them. The
+trustworthy; the complaints are phrased for the LLM, which is re-asked with them. Beyond
+format and grounding it checks harm: a suggestion whose premise the incident contradicts
+(:mod:`rca.suggestion.premises`) or that carries an unfilled template fails, whoever wrote
+it; the pipeline then stores it marked invalid rather than as a trusted fix. The
 heuristics lean lenient on what counts as a code location or a dimension: a false alarm
 costs a re-ask and maybe the offline fallback, while what we want to catch is a fabricated
 file:line or tensor size. The measurements themselves live in :mod:`rca.suggestion.checks`;
@@ -28,7 +31,9 @@ from rca.suggestion.checks.dimensions import (
     shape_incompatibility,
     unknown_dim_share,
 )
+from rca.suggestion.checks.placeholders import template_remnants
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
+from rca.suggestion.premises import Premises, premise_complaints, read_premises
 
 if TYPE_CHECKING:
     from rca.suggestion.context import AnalysisContext
@@ -153,13 +158,22 @@ class Validation:
     complaints: list[str] = field(default_factory=list)
     #: No URL in action or reason that the cited runbook does not contain.
     urls_grounded: bool = True
+    #: The incident contradicts no premise of what is suggested (a step's ``unless``,
+    #: ``sets``, ``api``; an option the message says is already set).
+    premises_ok: bool = True
+    #: No unfilled template ("{actual-size}", "the K1 in the message") in action or reason.
+    placeholders_ok: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def validate(draft: Answer, ctx: AnalysisContext) -> Validation:
-    """Check a draft against the context it was written from; complaints say how to fix it."""
+def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = None) -> Validation:
+    """Check a draft against the context it was written from; complaints say how to fix it.
+
+    ``premises`` (read from ``ctx`` when not given) lets a caller that validates many
+    drafts of one incident read them once.
+    """
     complaints: list[str] = []
     is_formatted, problem = format_ok(draft.action, draft.reason)
     if not is_formatted:
@@ -192,6 +206,11 @@ def validate(draft: Answer, ctx: AnalysisContext) -> Validation:
             f"({', '.join(map(str, sorted(diff_dims(ctx.shape_diff))))}); not in it: "
             + ", ".join(map(str, unknown))
         )
+    remnants = template_remnants(text)
+    if remnants:
+        complaints.append("fill in or remove the template placeholders: " + ", ".join(remnants[:3]))
+    contradicted = premise_complaints(draft, ctx, premises or read_premises(ctx))
+    complaints.extend(contradicted)
     return Validation(
         format_ok=is_formatted,
         grounded=is_grounded,
@@ -201,4 +220,6 @@ def validate(draft: Answer, ctx: AnalysisContext) -> Validation:
         ok=not complaints,
         complaints=complaints,
         urls_grounded=not foreign,
+        premises_ok=not contradicted,
+        placeholders_ok=not remnants,
     )

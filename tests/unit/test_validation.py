@@ -176,6 +176,8 @@ def test_grounded_specific_suggestion_validates() -> None:
         "ok": True,
         "complaints": [],
         "urls_grounded": True,
+        "premises_ok": True,
+        "placeholders_ok": True,
     }
 
 

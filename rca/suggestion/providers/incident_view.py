@@ -13,7 +13,7 @@ from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from rca.corpus.sentences import split_sentences
 from rca.suggestion.context import AnalysisContext
-from rca.suggestion.providers.incident_facts import fact_words, incident_facts, terms
+from rca.suggestion.incident_facts import fact_words, incident_facts, terms
 from rca.suggestion.providers.offline_weights import WEIGHTS
 
 __all__ = ["IncidentView", "read_incident", "whole_words"]

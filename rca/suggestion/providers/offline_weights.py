@@ -87,10 +87,6 @@ class OfflineWeights:
     """The same for words of the stack frames, logs and inference context: this incident's
     own code and setting."""
 
-    fragmented_share: float = 0.25
-    """An OOM is fragmentation when memory reserved but unallocated is at least this share
-    of the allocated memory (PyTorch's own hint fires on a similar ratio)."""
-
     alternative_overlap: float = 0.5
     """The runner-up step is named as an alternative only when at most this share of its
     words are in the chosen action: an alternative must be a different fix, not a rewording."""

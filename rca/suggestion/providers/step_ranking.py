@@ -18,14 +18,16 @@ from dataclasses import dataclass
 
 from rca.corpus.step_metadata import StepMetadata
 from rca.suggestion.context import AnalysisContext, Evidence
+from rca.suggestion.incident_facts import terms
+from rca.suggestion.premises import Premises, contradictions, read_premises
 from rca.suggestion.providers.draft import Draft
-from rca.suggestion.providers.incident_facts import terms
 from rca.suggestion.providers.incident_view import IncidentView, read_incident
 from rca.suggestion.providers.offline_weights import WEIGHTS
 from rca.suggestion.providers.wording import compose, drop_asides, split_step
+from rca.suggestion.step_values import fill_values, incident_values
 from rca.suggestion.validation import validate
 
-__all__ = ["Candidate", "rank_steps"]
+__all__ = ["Candidate", "CandidateAudit", "audit_candidates", "rank_steps"]
 
 
 @dataclass
@@ -64,15 +66,18 @@ def _candidate_runbooks(ctx: AnalysisContext) -> list[Evidence]:
     return chosen
 
 
-def _valid_wording(source: Evidence, step: str, ctx: AnalysisContext) -> tuple[str, str] | None:
-    """The step as a suggestion that passes validation: as written, else without its
-    parenthetical examples (which may name axes or sizes this incident does not have)."""
+def _valid_wording(
+    source: Evidence, step: str, ctx: AnalysisContext, premises: Premises
+) -> tuple[str, str] | None:
+    """The step as a suggestion that passes validation (premises included): as written,
+    else without its parenthetical examples (which may name axes or sizes this incident does
+    not have). None for a step whose premise the incident contradicts: it is never the action."""
     action, reason = split_step(step)
     variants = [(action, reason), (drop_asides(action), drop_asides(reason))]
     for variant_action, variant_reason in dict.fromkeys(variants):
         composed = compose(source, variant_action, variant_reason, ctx)
         draft = Draft(*composed, runbook=source.slug, confidence=0.0, provider="", model="")
-        if validate(draft, ctx).ok:
+        if validate(draft, ctx, premises).ok:
             return composed
     return None
 
@@ -86,11 +91,17 @@ def _names_fact(tokens: set[str], words: frozenset[str]) -> bool:
     )
 
 
-def _candidates(runbooks: list[Evidence], ctx: AnalysisContext) -> list[Candidate]:
+def _candidates(
+    runbooks: list[Evidence], ctx: AnalysisContext, premises: Premises
+) -> list[Candidate]:
     candidates: list[Candidate] = []
+    values = incident_values(ctx)
     for item in runbooks:
-        for position, step in enumerate(item.remediation):
-            wording = _valid_wording(item, step, ctx)
+        for position, written in enumerate(item.remediation):
+            if contradictions(item.step_metadata(position), premises):
+                continue
+            step = fill_values(written, values)
+            wording = _valid_wording(item, step, ctx, premises)
             if wording is None:
                 continue
             action, reason = split_step(step)
@@ -162,7 +173,7 @@ def _fact_score(candidate: Candidate, incident: IncidentView) -> float:
 def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
     """Every step of the candidate runbooks that validates, best fit for this incident first."""
     runbooks = _candidate_runbooks(ctx)
-    candidates = _candidates(runbooks, ctx)
+    candidates = _candidates(runbooks, ctx, read_premises(ctx))
     if not candidates:
         return []
     incident = read_incident(ctx)
@@ -184,3 +195,39 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
         candidate.score = score
     # A stable sort keeps the first of equal scores: the better runbook, the earlier step.
     return sorted(candidates, key=lambda c: -c.score)
+
+
+@dataclass
+class CandidateAudit:
+    """Validation of every step the offline provider could choose from, before filtering:
+    the figure that shows what the final pass rate would be without the filter."""
+
+    steps: int = 0
+    valid: int = 0
+    premise_contradicted: int = 0
+    unfilled_placeholder: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "steps": self.steps,
+            "valid": self.valid,
+            "premise_contradicted": self.premise_contradicted,
+            "unfilled_placeholder": self.unfilled_placeholder,
+        }
+
+
+def audit_candidates(ctx: AnalysisContext) -> CandidateAudit:
+    """Each step of the candidate runbooks composed as written (no value filled, no aside
+    dropped, no premise skipped) and validated."""
+    audit = CandidateAudit()
+    premises = read_premises(ctx)
+    for item in _candidate_runbooks(ctx):
+        for step in item.remediation:
+            composed = compose(item, *split_step(step), ctx)
+            draft = Draft(*composed, runbook=item.slug, confidence=0.0, provider="", model="")
+            check = validate(draft, ctx, premises)
+            audit.steps += 1
+            audit.valid += check.ok
+            audit.premise_contradicted += not check.premises_ok
+            audit.unfilled_placeholder += not check.placeholders_ok
+    return audit

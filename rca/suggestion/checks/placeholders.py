@@ -1,0 +1,36 @@
+"""Template remnants in a suggestion: placeholders a composer or a model left unfilled.
+
+A runbook step may name a value of the incident as ``{actual-size}``
+(:mod:`rca.suggestion.step_values` fills it); one left unfilled, or prose that points at a
+symbol instead of giving its value ("the K1 in the message"), tells the engineer nothing.
+Code in backticks is left alone (``f"{name}"`` is code, not a placeholder).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rca.suggestion.checks import MAX_SCAN_CHARS
+
+__all__ = ["template_remnants"]
+
+_CODE = re.compile(r"`[^`]*`")
+_REMNANTS = (
+    re.compile(r"\$?\{\{?\s*[A-Za-z][\w.-]*\s*\}?\}"),  # {name}, {{ name }}, ${NAME}
+    # "the K1 in the message": a symbol (letter + digit, or one capital) pointed at, not given
+    re.compile(
+        r"\bthe\s+(?:[A-Z]\d*|[A-Za-z]+\d+)\s+(?:in|from|of)\s+the\s+"
+        r"(?:message|error|log|logs|traceback|trace)\b"
+    ),
+    re.compile(r"\b(?:TODO|FIXME|TBD|XXX)\b"),
+    re.compile(r"<(?:placeholder|value|name|path|slug|number|n)>", re.IGNORECASE),
+)
+
+
+def template_remnants(text: str) -> list[str]:
+    """The unfilled placeholders in ``text`` (outside code spans), in order."""
+    prose = _CODE.sub(" ", text[:MAX_SCAN_CHARS])
+    found: list[str] = []
+    for pattern in _REMNANTS:
+        found.extend(match.group(0) for match in pattern.finditer(prose))
+    return list(dict.fromkeys(found))

@@ -1,0 +1,35 @@
+"""Real incident texts for tests: the dev cases only (never the holdout split)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = (
+    ROOT / "tests" / "data" / "dev_cases.jsonl",
+    ROOT / "eval" / "realworld" / "cases-a.jsonl",
+    ROOT / "eval" / "realworld" / "cases-b.jsonl",
+)
+
+
+@lru_cache(maxsize=1)
+def dev_cases() -> tuple[dict[str, Any], ...]:
+    """Every dev case: the bundled dev set and the real-world set's ``dev`` split."""
+    cases = []
+    for path in SOURCES:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                case = json.loads(line)
+                if case.get("split", "dev") == "dev":
+                    cases.append(case)
+    return tuple(cases)
+
+
+def dev_case(case_id: str) -> dict[str, Any]:
+    for case in dev_cases():
+        if case["id"] == case_id:
+            return case
+    raise LookupError(f"{case_id} is not a dev case")
