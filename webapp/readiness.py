@@ -1,7 +1,10 @@
 """What /readyz checks: the database answers, the broker accepts a connection, a worker lives.
 
 `make run` waits on the same checks in its own process (`wait_until_started`), so that
-waiting for a worker busy embedding the corpus logs nothing.
+waiting for a worker busy embedding the corpus logs nothing, and, explicitly, for the
+runbook corpus to be embedded: analyses before that would retrieve without vectors. (It
+used to rely on the worker's first ping being queued behind `embed_corpus`; a ping routed
+anywhere else would have announced "ready" with the corpus half embedded.)
 """
 
 from __future__ import annotations
@@ -86,6 +89,18 @@ def readiness() -> tuple[bool, dict[str, dict[str, object]]]:
     return all(c.ok for c in checks.values()), body
 
 
+def _corpus_embedded() -> bool:
+    """No runbook chunk waits for its embedding (a cheap query; no model is loaded here)."""
+    from rca.corpus.embeddings import chunks_missing_embeddings
+
+    try:
+        return not chunks_missing_embeddings()
+    except Exception:  # the database is still starting or restarting
+        return False
+    finally:
+        connection.close()
+
+
 def _worker_answered_since(since: datetime) -> bool:
     from webapp import heartbeat
 
@@ -105,8 +120,9 @@ def wait_until_started(
     on_slow: Callable[[str], None],
     slow_after: float = 120.0,
 ) -> dict[str, dict[str, object]] | None:
-    """Wait, silently, until a worker started after `since` answered a ping and the web
-    server listens; then return the /readyz checks. None if `stop` is set first.
+    """Wait, silently, until a worker started after `since` answered a ping, the runbook
+    corpus is embedded and the web server listens; then return the /readyz checks. None
+    if `stop` is set first.
 
     No time limit: the first start embeds the corpus (25-110 s on a laptop) before the
     worker's first ping is answered. After `slow_after` seconds, `on_slow` gets one line
@@ -116,13 +132,15 @@ def wait_until_started(
     warned = False
     while not stop.wait(1.0):
         worker, web = _worker_answered_since(since), web_listens()
-        if worker and web:
+        corpus = _corpus_embedded()
+        if worker and corpus and web:
             try:
                 return readiness()[1]
             finally:
                 connection.close()
         if not warned and time.monotonic() - started > slow_after:
             warned = True
-            missing = [what for what, ok in (("a worker's ping", worker), ("web", web)) if not ok]
+            waits = (("a worker's ping", worker), ("the corpus embedding", corpus), ("web", web))
+            missing = [what for what, ok in waits if not ok]
             on_slow(f"still starting after {slow_after:.0f} s; waiting for {' and '.join(missing)}")
     return None

@@ -136,29 +136,39 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Analysis queues (rca/queue/coalesce.py): an issue's first occurrence (new or regressed,
 # or no finished analysis yet) goes to FRESH, a materially different repeat to REPEAT;
-# the sweeper, corpus embedding and the worker heartbeat to HOUSEKEEPING. A worker
-# dedicated to FRESH keeps a flood of repeats from delaying a new failure (README, "Queues").
+# the sweeper, corpus embedding and the worker heartbeat to HOUSEKEEPING; Slack messages to
+# NOTIFY. A worker dedicated to FRESH keeps a flood of repeats from delaying a new failure,
+# and never sends Slack, so a Slack that hangs cannot hold it either (README, "Queues").
 RCA_QUEUE_FRESH = env("RCA_QUEUE_FRESH", default="fresh")
 RCA_QUEUE_REPEAT = env("RCA_QUEUE_REPEAT", default="repeat")
 RCA_QUEUE_HOUSEKEEPING = env("RCA_QUEUE_HOUSEKEEPING", default="housekeeping")
+RCA_QUEUE_NOTIFY = env("RCA_QUEUE_NOTIFY", default="notify")
 # A worker started without -Q consumes all of these.
 CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {
-    name: {} for name in ("celery", RCA_QUEUE_FRESH, RCA_QUEUE_REPEAT, RCA_QUEUE_HOUSEKEEPING)
+    name: {}
+    for name in (
+        "celery",
+        RCA_QUEUE_FRESH,
+        RCA_QUEUE_REPEAT,
+        RCA_QUEUE_HOUSEKEEPING,
+        RCA_QUEUE_NOTIFY,
+    )
 }
 # Which queue a task goes to, by task name ("rca.tasks.send_notification=notify,..."):
 # read at every send by `webapp.celery.route`, so a task published by name is routed too.
 # Analyses published with an explicit queue (fresh or repeat) ignore it. Unlisted tasks
 # use Celery's default queue ("celery"), which every worker here consumes. Slack
-# notifications go with fresh analyses: short, and the on-call person waits for both.
+# notifications have a queue of their own: a send waits on Slack (up to RCA_SLACK_TIMEOUT),
+# and no analysis of a new failure may wait behind it.
 RCA_TASK_QUEUES = env.dict(
     "RCA_TASK_QUEUES",
     default={
         "rca.tasks.analyse_incident": RCA_QUEUE_REPEAT,
         "rca.tasks.analyse_incidents": RCA_QUEUE_REPEAT,
-        "rca.tasks.send_notification": RCA_QUEUE_FRESH,
+        "rca.tasks.send_notification": RCA_QUEUE_NOTIFY,
         "rca.tasks.sweep_stuck_analyses": RCA_QUEUE_HOUSEKEEPING,
         "rca.tasks.embed_corpus": RCA_QUEUE_HOUSEKEEPING,
-        # Behind the corpus embedding queued at start: `make run` is ready once it is done.
+        # `make run` waits for the corpus explicitly (webapp/readiness.py), not on this order.
         "webapp.tasks.heartbeat": RCA_QUEUE_HOUSEKEEPING,
     },
 )
@@ -317,9 +327,13 @@ RCA_WEBHOOK_ALLOWED_HOSTS = env.list("RCA_WEBHOOK_ALLOWED_HOSTS", default=[])
 # The Slack app's signing secret: set, suggestion messages carry Accept / Reject buttons and
 # POST /slack/interactions accepts requests signed with it (rca/notify/slack/interactions.py).
 SLACK_SIGNING_SECRET = env("SLACK_SIGNING_SECRET", default="")
-# More than THRESHOLD new issues within WINDOW minutes (per project): the rest form one digest.
+# A new issue gets a message of its own unless THRESHOLD were sent within WINDOW minutes, or
+# BURST_LIMIT within BURST_SECONDS (per project and webhook): then it joins one digest. The
+# burst bound keeps one burst of new issues from using up the window (rca/notify/__init__.py).
 RCA_SLACK_DIGEST_THRESHOLD = env.int("RCA_SLACK_DIGEST_THRESHOLD", default=5)
 RCA_SLACK_DIGEST_WINDOW_MINUTES = env.float("RCA_SLACK_DIGEST_WINDOW_MINUTES", default=5.0)
+RCA_SLACK_BURST_LIMIT = env.int("RCA_SLACK_BURST_LIMIT", default=2)
+RCA_SLACK_BURST_SECONDS = env.float("RCA_SLACK_BURST_SECONDS", default=5.0)
 # Delivery: attempts per message, seconds per attempt, first retry delay (doubles each time).
 RCA_SLACK_MAX_ATTEMPTS = env.int("RCA_SLACK_MAX_ATTEMPTS", default=5)
 RCA_SLACK_TIMEOUT = env.float("RCA_SLACK_TIMEOUT", default=10.0)

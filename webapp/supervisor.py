@@ -344,7 +344,8 @@ def children(port: int, data_dir: Path) -> list[Child]:
 
     The general worker consumes every queue; a second one only the fresh queue, so a new
     failure is analysed at once however long the repeat queue is (each holds its own
-    embedding model, ~300 MB: README, "Queues")."""
+    embedding model, ~300 MB: README, "Queues"). Slack messages (the notify queue) are the
+    general worker's: a Slack that hangs can hold it, never the fresh one."""
     from django.conf import settings
 
     fresh = settings.RCA_QUEUE_FRESH

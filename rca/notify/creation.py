@@ -14,6 +14,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import OperationalError, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from ingest.models import Issue, Project
@@ -134,17 +135,27 @@ def _notify_issue(issue_id: int, kind: str, occurrence: str = "") -> Notificatio
 
 
 def _over_threshold(n: Notification) -> bool:
-    since = timezone.now() - timedelta(minutes=settings.RCA_SLACK_DIGEST_WINDOW_MINUTES)
+    """Fold `n` into the digest: the window's messages are used up, or this burst's are.
+
+    Counts only new-issue messages sent on their own (queued, sent or failed), never the
+    folded ones: a burst that keeps opening issues does not extend itself, and once
+    RCA_SLACK_BURST_SECONDS pass without an announced one, the next new issue is announced.
+    Time and counts only, nothing of the error's text or service.
+    """
+    now = timezone.now()
+    window = now - timedelta(minutes=settings.RCA_SLACK_DIGEST_WINDOW_MINUTES)
+    burst = now - timedelta(seconds=settings.RCA_SLACK_BURST_SECONDS)
     singles = (
         Notification.objects.filter(
-            project_id=n.project_id, target=n.target, kind=Kind.NEW_ISSUE, created_at__gte=since
+            project_id=n.project_id, target=n.target, kind=Kind.NEW_ISSUE, created_at__gte=window
         )
         .exclude(status=Status.SUPPRESSED)
         .exclude(pk=n.pk)
-        .count()
+        .aggregate(window=Count("pk"), burst=Count("pk", filter=Q(created_at__gte=burst)))
     )
     threshold: int = settings.RCA_SLACK_DIGEST_THRESHOLD
-    return singles >= threshold
+    burst_limit: int = settings.RCA_SLACK_BURST_LIMIT
+    return bool(singles["window"] >= threshold or singles["burst"] >= burst_limit)
 
 
 def _open_digest(project_id: int, target: str) -> Notification:

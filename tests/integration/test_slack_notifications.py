@@ -32,6 +32,8 @@ QUEUE = f"slack-test-{uuid.uuid4().hex[:8]}"
 MAX_ATTEMPTS = 3
 THRESHOLD = 3
 WINDOW_MINUTES = 0.1  # 6 s: the digest goes out 6 s after the first folded issue
+BURST_LIMIT = 2
+BURST_SECONDS = 60  # every new issue a test here opens is one burst
 WORKER_ENV = {
     "RCA_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     "RCA_SLACK_MAX_ATTEMPTS": str(MAX_ATTEMPTS),
@@ -39,6 +41,8 @@ WORKER_ENV = {
     "RCA_SLACK_BACKOFF_SECONDS": "0.2",
     "RCA_SLACK_DIGEST_WINDOW_MINUTES": str(WINDOW_MINUTES),
     "RCA_SLACK_DIGEST_THRESHOLD": str(THRESHOLD),
+    "RCA_SLACK_BURST_LIMIT": str(BURST_LIMIT),
+    "RCA_SLACK_BURST_SECONDS": str(BURST_SECONDS),
     "RCA_TASK_QUEUES": f"rca.tasks.send_notification={QUEUE}",  # retries and digests
 }
 
@@ -99,6 +103,8 @@ def _slack_settings(settings, slack_worker):
     settings.RCA_SLACK_BACKOFF_SECONDS = 0.2
     settings.RCA_SLACK_DIGEST_THRESHOLD = THRESHOLD
     settings.RCA_SLACK_DIGEST_WINDOW_MINUTES = WINDOW_MINUTES
+    settings.RCA_SLACK_BURST_LIMIT = BURST_LIMIT
+    settings.RCA_SLACK_BURST_SECONDS = BURST_SECONDS
     settings.SLACK_WEBHOOK_URL = ""
     settings.RCA_TASK_QUEUES = {"rca.tasks.send_notification": QUEUE}
     # Analysis is not under test here (no session worker): tests/conftest.py turns it off.
@@ -290,14 +296,14 @@ def test_timeout_is_retried(project, hook):
     assert len(hook.posts) == 2
 
 
-def test_storm_of_50_new_issues_is_one_digest(project, hook):
+def test_burst_of_50_new_issues_is_two_messages_and_one_digest(project, hook):
     issues = [new_issue(project, i) for i in range(1, 51)]
     started = time.monotonic()
     for issue in issues:
         notify.notify_new_issue(issue.pk)
     assert time.monotonic() - started < WINDOW_MINUTES * 60  # the storm fits one window
 
-    suppressed = issues[THRESHOLD]
+    suppressed = issues[BURST_LIMIT]
     later = notify.notify_suggestion(suggestion_for(suppressed).pk)
     assert later.status == "suppressed"  # its issue went into the digest
 
@@ -312,16 +318,16 @@ def test_storm_of_50_new_issues_is_one_digest(project, hook):
         for kind, status in Notification.objects.values_list("kind", "status").distinct()
     }
     assert counts == {
-        ("new_issue", "sent"): THRESHOLD,
-        ("new_issue", "suppressed"): 50 - THRESHOLD,
+        ("new_issue", "sent"): BURST_LIMIT,
+        ("new_issue", "suppressed"): 50 - BURST_LIMIT,
         ("digest", "sent"): 1,
         ("suggestion", "suppressed"): 1,
     }
     headers = [p["blocks"][0]["text"]["text"] for p in hook.payloads()]
-    assert headers == ["🆕 New issue"] * THRESHOLD + [f"🌩️ {50 - THRESHOLD} more new issues"]
+    assert headers == ["🆕 New issue"] * BURST_LIMIT + [f"🌩️ {50 - BURST_LIMIT} more new issues"]
     listing = blocks_text(hook.payloads()[-1])
-    assert f"/issues/{issues[THRESHOLD].pk}|" in listing
-    assert f"…and {50 - THRESHOLD - 20} more" in listing
+    assert f"/issues/{issues[BURST_LIMIT].pk}|" in listing
+    assert f"…and {50 - BURST_LIMIT - 20} more" in listing
 
 
 def test_disallowed_host_is_refused_when_saving_and_when_sending(project, hook, slack_server):

@@ -19,7 +19,7 @@ ANALYSED = re.compile(r"Task rca\.tasks\.analyse_incident\[[^\]]+\] succeeded")
 
 
 #: Every queue the app publishes to (webapp/settings.py): a test worker consumes them all.
-ALL_QUEUES = "celery,fresh,repeat,housekeeping"
+ALL_QUEUES = "celery,fresh,repeat,housekeeping,notify"
 
 
 def database_url(db: dict) -> str:
