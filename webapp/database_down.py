@@ -40,6 +40,8 @@ API_MESSAGES = {
     500: "internal error; the server's log has the details",
 }
 KEPT_HEADERS = ("Retry-After", "Allow", "WWW-Authenticate")
+#: What Django's own error answers are (its 404/500 pages, an empty 405; ninja's DEBUG 500).
+HTML = ("text/html", "text/plain")
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Database unreachable · Rootcause</title></head>
 <body><h1>The database is unreachable</h1>
@@ -123,12 +125,10 @@ def api_exception(request: HttpRequest, exc: Exception) -> HttpResponse | None:
 
 
 def api_json(request: HttpRequest, response: HttpResponse) -> HttpResponse:
-    """An API refusal that is not JSON already (Django's 404 and 500 pages, a middleware's
-    500, an empty 405) as the API's error shape; a 500 during an outage as a 503."""
-    if response.status_code < 400 or response.get("Content-Type", "").startswith(
-        "application/json"
-    ):
-        return response
+    """An API refusal that Django wrote as a page (its 404 and 500 pages, a middleware's
+    500, an empty 405) in the API's error shape; a 500 during an outage as a 503."""
+    if response.status_code < 400 or not response.get("Content-Type", "").startswith(HTML):
+        return response  # the API's own answers (JSON; protobuf for OTLP) are left alone
     if response.status_code == 500 and not database_answers():
         log.warning("%s answered 503: the database is unreachable", request.path)
         return _database_down()
