@@ -15,8 +15,9 @@ from ninja import Field, Query, Router, Schema, Status
 
 from ingest import ratelimit
 from ingest.auth import key_of
-from ingest.batch import ITEMS_LOC, accept_batch, max_items
+from ingest.batch import ITEMS_LOC, accept_batch, accepted_fields, max_items
 from ingest.errors import ApiError, error_response, refusals
+from ingest.inbox.accept import InboxUnavailable, accept
 from ingest.incident_list import MAX_OFFSET, MAX_PAGE, IncidentFilters, find_incidents
 from ingest.issue_list import IssueFilters, find_issues
 from ingest.models import ApiKey, Incident, Issue
@@ -30,14 +31,14 @@ from ingest.responses import (
     IssuePage,
 )
 from ingest.schema import EVENT_ID, BatchIn, IncidentIn, Timestamp
-from ingest.serializers import incident_dict, issue_dict, issue_url
-from ingest.store import store_incident
+from ingest.serializers import incident_dict, issue_dict
 
 router = Router(tags=["incidents"])
 
 #: What a POST may be refused with: invalid (400), no key (401), too large (413),
-#: not JSON (415), over the key's rate limit (429).
-POST_REFUSALS = refusals(400, 401, 413, 415, 429)
+#: not JSON (415), over the key's rate limit (429), nowhere to keep it (503: the database
+#: is away and the spool full).
+POST_REFUSALS = refusals(400, 401, 413, 415, 429, 503)
 #: What a read may be refused with: an invalid parameter (400), no key (401).
 READ_REFUSALS = refusals(400, 401)
 
@@ -58,6 +59,10 @@ def _rate_limited(key: ApiKey, cost: int = 1) -> JsonResponse | None:
     )
 
 
+def _unavailable(exc: InboxUnavailable) -> JsonResponse:
+    return error_response(503, [], exc.msg, Retry_After=str(exc.retry_after))
+
+
 def _idempotency_key(request: HttpRequest, max_length: int) -> str | None:
     """The header's value; ValueError when it could not serve as an event id."""
     idem = request.headers.get("Idempotency-Key")
@@ -70,8 +75,10 @@ def _idempotency_key(request: HttpRequest, max_length: int) -> str | None:
     "/incidents",
     response={200: IncidentAccepted, 202: IncidentAccepted, **POST_REFUSALS},
     summary="Report an incident",
-    description="202 when stored; 200 when it repeats an `event_id` (or `Idempotency-Key`) "
-    "already stored, which is not stored again.",
+    description="202 when accepted: the incident is stored within milliseconds, and until then "
+    "`incident_id` and `issue_id` are null (find it by `event_id`). 200 when it repeats an "
+    "`event_id` (or `Idempotency-Key`) accepted before, which is not stored again; its ids are "
+    "given once it is stored. 503 (Retry-After) when the database is away and the spool full.",
 )
 def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
     key = key_of(request)
@@ -81,15 +88,11 @@ def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
         idem = _idempotency_key(request, 64)
     except ValueError as exc:
         return error_response(400, ["header", "Idempotency-Key"], str(exc))
-    stored = store_incident(key.project, incident.payload(), idempotency_key=idem)
-    body = IncidentAccepted(
-        incident_id=stored.incident.pk,
-        issue_id=stored.incident.issue_id,
-        event_id=stored.incident.event_id,
-        url=issue_url(stored.incident.issue_id),
-        duplicate=not stored.created,
-    )
-    return Status(202 if stored.created else 200, body)
+    try:
+        [one] = accept(key.project, [incident.payload()], idempotency_keys=[idem])
+    except InboxUnavailable as exc:
+        return _unavailable(exc)
+    return Status(202 if one.created else 200, IncidentAccepted(**accepted_fields(one)))
 
 
 @router.post(
@@ -103,8 +106,9 @@ def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
     summary="Report many incidents in one request",
     description=(
         "Each item of `incidents` is an incident as for `POST /incidents` and is accepted or "
-        "refused on its own: `results[i].status` is 202 (stored), 200 (a retry of a stored "
-        "event_id) or 400 (with `detail`). The response is 202 when anything new was stored, "
+        "refused on its own: `results[i].status` is 202 (accepted), 200 (a retry of an "
+        "event_id accepted before) or 400 (with `detail`); ids not known yet are null, as for "
+        "`POST /incidents`. The response is 202 when anything new was accepted, "
         "200 when all were retries, 400 when no item was valid. A batch of N spends N tokens "
         "of the rate limit; an `Idempotency-Key` header covers the items by position."
     ),
@@ -121,7 +125,10 @@ def post_incidents(request: HttpRequest, batch: BatchIn) -> Any:
         return error_response(400, ["header", "Idempotency-Key"], str(exc))
     if (refused := _rate_limited(key, len(batch.incidents))) is not None:
         return refused
-    outcome = accept_batch(key.project, batch.incidents, idempotency_key=idem)
+    try:
+        outcome = accept_batch(key.project, batch.incidents, idempotency_key=idem)
+    except InboxUnavailable as exc:
+        return _unavailable(exc)
     if outcome.status == 400:  # as built: its items' `detail` already name their paths
         return JsonResponse(outcome.body, status=400)
     return Status(outcome.status, outcome.body)

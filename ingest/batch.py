@@ -1,33 +1,51 @@
 """Batched ingestion: many incidents in one request, each accepted or refused on its own.
 
 Clients that buffer (log shippers, SDK transports, a service flushing after an outage)
-send one request instead of hundreds; the database work is then a few statements for
-the whole batch (see `store.py`). One bad incident does not sink the rest: like a bulk
-API, every item gets its own status, and only the valid ones are stored.
+send one request instead of hundreds; accepting them is one inbox insert for the whole
+batch (`ingest/inbox/`), and the processor stores them as a batch too (`store.py`). One bad
+incident does not sink the rest: like a bulk API, every item gets its own status, and only
+the valid ones are accepted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from pydantic import ValidationError
 
 from ingest import metrics, ratelimit
 from ingest.errors import detail
+from ingest.inbox.accept import Outcome, accept
 from ingest.models import Project
 from ingest.schema import IncidentIn
 from ingest.serializers import issue_url
-from ingest.store import store_incidents
 
 ITEMS_LOC: list[str | int] = ["body", "batch", "incidents"]
 
 
 @dataclass
 class BatchOutcome:
-    status: int  # 202 something new stored, 200 only retries of stored ones, 400 none valid
+    status: int  # 202 something new accepted, 200 only retries, 400 none valid
     body: dict[str, Any]
+
+
+def accepted_fields(one: Outcome) -> dict[str, Any]:
+    """The fields of `IncidentAccepted` for one outcome (ingest/responses.py says what they
+    mean): the issue's page once the issue is known, else the lookup by event id."""
+    if one.issue_id is not None:
+        url = issue_url(one.issue_id)
+    else:
+        url = f"{settings.RCA_BASE_URL}/api/v1/incidents?{urlencode({'event_id': one.event_id})}"
+    return {
+        "incident_id": one.incident_id,
+        "issue_id": one.issue_id,
+        "event_id": one.event_id,
+        "url": url,
+        "duplicate": not one.created,
+    }
 
 
 def max_items() -> int:
@@ -53,7 +71,10 @@ def item_event_id(idempotency_key: str | None, index: int) -> str | None:
 def accept_batch(
     project: Project, items: list[Any], *, idempotency_key: str | None = None
 ) -> BatchOutcome:
-    """Validate each item, store the valid ones in one transaction, report per item."""
+    """Validate each item, accept the valid ones in one insert, report per item.
+
+    Raises `InboxUnavailable` (nothing accepted) when neither database nor spool takes them.
+    """
     results: list[dict[str, Any] | None] = [None] * len(items)
     valid: list[tuple[int, IncidentIn]] = []
     for index, item in enumerate(items):
@@ -61,21 +82,14 @@ def accept_batch(
             valid.append((index, IncidentIn.model_validate(item)))
         except ValidationError as exc:
             results[index] = {"index": index, "status": 400, "detail": _item_errors(index, exc)}
-    stored = store_incidents(
+    stored = accept(
         project,
         [incident.payload() for _, incident in valid],
         idempotency_keys=[item_event_id(idempotency_key, index) for index, _ in valid],
     )
     for (index, _), one in zip(valid, stored, strict=True):
-        results[index] = {
-            "index": index,
-            "status": 202 if one.created else 200,
-            "incident_id": one.incident.pk,
-            "issue_id": one.incident.issue_id,
-            "event_id": one.incident.event_id,
-            "url": issue_url(one.incident.issue_id),
-            "duplicate": not one.created,
-        }
+        status = 202 if one.created else 200
+        results[index] = {"index": index, "status": status, **accepted_fields(one)}
     accepted = sum(1 for one in stored if one.created)
     rejected = len(items) - len(valid)
     body: dict[str, Any] = {

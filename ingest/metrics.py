@@ -39,6 +39,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from ingest import broker_depth
+from ingest.inbox import depth as inbox_depth
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +278,19 @@ SCRAPED = [
         "Age of the oldest incident still pending analysis (since it was queued); 0 when none.",
         (),
         _oldest_waiting,
+    ),
+    Scraped(
+        "rootcause_inbox_depth",
+        "Incidents accepted, not yet processed, by state: waiting (for manage.py"
+        " process_inbox) | failed (could not be stored; kept, see the processor's log).",
+        ("state",),
+        inbox_depth.by_state,
+    ),
+    Scraped(
+        "rootcause_inbox_oldest_seconds",
+        "Age of the oldest incident waiting in the inbox; 0 when none.",
+        (),
+        inbox_depth.oldest,
     ),
     Scraped(
         "rootcause_queue_depth",

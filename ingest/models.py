@@ -173,6 +173,36 @@ class Incident(models.Model):
         return self.exceptions[-1]["frames"] if self.exceptions else []
 
 
+class InboxItem(models.Model):
+    """An accepted incident not yet processed: the request wrote it, `ingest/inbox/process.py`
+    scrubs, parses, groups and stores it, then deletes it in the same transaction.
+
+    `payload` is the validated payload as the client sent it, *unscrubbed*: only the
+    processor reads it; no page, API answer, prompt or message ever shows a row of this
+    table. `event_id` is the incident's id from the start (the client's, normalised, or one
+    assigned at accept), so the 202 can name it and a retry finds it here or stored.
+    """
+
+    # No index of its own: the unique (project, event_id) index serves the foreign key.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    source = models.CharField(max_length=10)  # api | sentry, as on the incident
+    event_id = models.CharField(max_length=64)
+    payload = models.JSONField()
+    received_at = models.DateTimeField()
+    # Set when storing this row failed on its own (not for a database outage): it is then
+    # left out of claims, kept for an operator, and counted on /metrics, never deleted.
+    failed_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)  # the exception's type and first line
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "event_id"], name="inbox_event_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"inbox {self.event_id}"
+
+
 class RateBucket(models.Model):
     """Token bucket per API key (or Sentry key), shared by every web process via the database."""
 

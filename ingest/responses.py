@@ -35,24 +35,46 @@ def one_of(choices: type[TextChoices]) -> JsonDict:
     return {"enum": values}
 
 
-class IncidentAccepted(Answer):
-    """A stored incident (202) or a retry of one already stored under its event id (200)."""
+#: Ids an accepted incident gets once the processor has stored it (ingest/inbox/).
+NOT_YET = (
+    " Null while the incident waits to be processed (milliseconds, normally): find it later"
+    " with `GET /api/v1/incidents?event_id=...`."
+)
+ACCEPTED_FIELDS = {
+    "incident_id": "The stored incident's id." + NOT_YET,
+    "issue_id": "The id of the issue it was grouped into." + NOT_YET,
+    "event_id": "The incident's id from the start: the client's `event_id` (a UUID in its"
+    " 32-digit form), else one derived from `Idempotency-Key`, else one assigned now.",
+    "url": "Where to see it: the issue's page once the issue is known, else the API lookup"
+    " by `event_id`, which lists the incident once it is stored.",
+    "duplicate": "True when the `event_id` was accepted before (queued or stored): it is not"
+    " stored again.",
+}
 
-    incident_id: int
-    issue_id: int
-    event_id: str
-    url: str
-    duplicate: bool
+
+def _doc(name: str) -> Any:
+    """A required field described by ACCEPTED_FIELDS (a new FieldInfo per use)."""
+    return Field(description=ACCEPTED_FIELDS[name])
+
+
+class IncidentAccepted(Answer):
+    """An accepted incident (202) or a retry of one accepted before under its event id (200)."""
+
+    incident_id: int | None = _doc("incident_id")
+    issue_id: int | None = _doc("issue_id")
+    event_id: str = _doc("event_id")
+    url: str = _doc("url")
+    duplicate: bool = _doc("duplicate")
 
 
 class BatchItemStored(Answer):
     index: int
-    status: int  # 202 stored now, 200 stored before
-    incident_id: int
-    issue_id: int
-    event_id: str
-    url: str
-    duplicate: bool
+    status: int  # 202 accepted now, 200 accepted before
+    incident_id: int | None = _doc("incident_id")
+    issue_id: int | None = _doc("issue_id")
+    event_id: str = _doc("event_id")
+    url: str = _doc("url")
+    duplicate: bool = _doc("duplicate")
 
 
 class BatchItemRefused(Answer):

@@ -62,14 +62,19 @@ def _occurred_at(value: Any) -> datetime:
     return timezone.now()
 
 
-def _prepare(payload: dict[str, Any], idempotency_key: str | None) -> _Prepared:
+def client_event_id(payload: dict[str, Any], idempotency_key: str | None) -> str | None:
+    """The id the client gave this incident (its `event_id`, else the Idempotency-Key's),
+    in the one spelling stored; None when it gave none. The inbox keys its rows by it too."""
     client_id = payload.get("event_id") or idempotency_key
-    if client_id:
-        client_id = normalise_event_id(str(client_id))
+    return str(normalise_event_id(str(client_id)))[:64] if client_id else None
+
+
+def _prepare(payload: dict[str, Any], idempotency_key: str | None) -> _Prepared:
+    client_id = client_event_id(payload, idempotency_key)
     payload = storable(payload)
     clean = scrub(payload) if settings.RCA_SCRUB else payload
     return _Prepared(
-        event_id=str(client_id or uuid.uuid4().hex)[:64],
+        event_id=client_id or uuid.uuid4().hex,
         from_client=bool(client_id),
         clean=clean,
         derived=derive(clean),

@@ -12,6 +12,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Worker subprocesses inherit this: tests stand in for Slack with servers on loopback.
 os.environ.setdefault("RCA_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1,localhost")
+# Servers tests start store what they accept before answering (see _ingest_inline below).
+os.environ.setdefault("RCA_INGEST_INLINE", "true")
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
@@ -20,6 +22,27 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
     if not os.environ.get("DATABASE_URL") and os.environ.get("RCA_DATA_DIR"):
         embedded.stop()
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "inbox: ingest accepts, answers and leaves storing to a processor (accept-then-process"
+        " for real; without it the request stores its own incidents: RCA_INGEST_INLINE)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _ingest_inline(request, monkeypatch) -> None:
+    """Requests store what they accept before answering (RCA_INGEST_INLINE), so a test can
+    read the incident's ids off the answer; servers a test starts inherit it through the
+    environment (set above for module-scoped ones). Tests of the real async path
+    (`@pytest.mark.inbox`, `make run`) turn it off."""
+    from django.conf import settings
+
+    inline = request.node.get_closest_marker("inbox") is None
+    monkeypatch.setenv("RCA_INGEST_INLINE", "true" if inline else "false")
+    monkeypatch.setattr(settings, "RCA_INGEST_INLINE", inline)
 
 
 @pytest.fixture(scope="session")

@@ -322,6 +322,13 @@ RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
 # Slack notifications (rca/notify/slack/, rca/notify/).
 # Default incoming webhook for projects that have none of their own.
 SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
+# Accept-then-process (ingest/inbox/): a request writes incidents to the inbox and answers;
+# `manage.py process_inbox` stores them, woken by NOTIFY, else every RCA_INBOX_POLL seconds,
+# RCA_INBOX_BATCH rows per transaction. RCA_INGEST_INLINE: the request stores its own rows
+# before answering, so the answer carries incident and issue ids (the test suite's mode).
+RCA_INGEST_INLINE = env.bool("RCA_INGEST_INLINE", default=False)
+RCA_INBOX_POLL = env.float("RCA_INBOX_POLL", default=1.0)
+RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
 # Hosts other than hooks.slack.com that webhooks may post to (http allowed there too).
 RCA_WEBHOOK_ALLOWED_HOSTS = env.list("RCA_WEBHOOK_ALLOWED_HOSTS", default=[])
 # The Slack app's signing secret: set, suggestion messages carry Accept / Reject buttons and

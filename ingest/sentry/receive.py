@@ -1,4 +1,8 @@
-"""Receive what a Sentry SDK sends (envelope or legacy store) and store it as incidents."""
+"""Receive what a Sentry SDK sends (envelope or legacy store) and accept it as incidents.
+
+Accepted means written to the inbox (`ingest/inbox/`): the answer names each event id at
+once, and the processor stores the incidents after, as Sentry's Relay does.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from typing import Any
 
 from django.conf import settings
 
-from ingest import ratelimit
-from ingest.models import Project
+from ingest import keys, ratelimit
+from ingest.inbox.accept import InboxUnavailable, accept
 from ingest.sentry.accept import RejectedEvent, accept_events
 from ingest.sentry.auth import public_key_from_request
 from ingest.sentry.envelope import (
@@ -25,7 +29,6 @@ from ingest.sentry.envelope import (
     read_envelope,
     read_header,
 )
-from ingest.store import store_incidents
 
 
 class SentryRefused(Exception):
@@ -113,7 +116,7 @@ def receive(
     headers: Mapping[str, str],
     query: Mapping[str, str],
 ) -> Received:
-    """Authenticate by the DSN's public key, decode, map and store every event item."""
+    """Authenticate by the DSN's public key, decode, map and accept every event item."""
     # The X-Sentry-Auth header and the query win over the envelope header's DSN (see
     # ingest/sentry/auth.py), so the body is read before the key only when they carry none.
     public_key = public_key_from_request(headers, query, {}) or public_key_from_request(
@@ -121,7 +124,7 @@ def receive(
     )
     if not public_key:
         raise SentryRefused(401, ["header", "X-Sentry-Auth"], "missing sentry_key (use the DSN)")
-    project = Project.objects.filter(pk=project_id, sentry_key=public_key).first()
+    project = keys.project_for_sentry_key(project_id, public_key)  # cached for outages
     if project is None:
         raise SentryRefused(401, ["header", "X-Sentry-Auth"], "unknown DSN key for this project")
     limit = ratelimit.take(f"sentry:{project.pk}")
@@ -139,5 +142,8 @@ def receive(
         reasons = "; ".join(f"event {r['item']}: {r['msg']}" for r in accepted.rejected)
         raise SentryRefused(400, ["body", "event"], f"nothing stored: {reasons}"[:1000])
     _refuse_if_only_dropped(envelope, bool(accepted.payloads))
-    stored = store_incidents(project, accepted.payloads, source="sentry")
-    return Received([one.incident.event_id for one in stored], accepted.rejected, envelope.dropped)
+    try:
+        outcomes = accept(project, accepted.payloads, source="sentry")
+    except InboxUnavailable as exc:
+        raise SentryRefused(503, [], exc.msg, retry_after=exc.retry_after) from None
+    return Received([one.event_id for one in outcomes], accepted.rejected, envelope.dropped)

@@ -1,0 +1,110 @@
+"""Accept validated incidents: write them to the inbox and say what each one became.
+
+The request's part of accept-then-process (see the package docstring). Each incident is
+`created` (queued now: the answer is 202) or a retry of an event id already queued or
+stored (200). Its incident and issue ids are known only once it is stored: at once under
+`RCA_INGEST_INLINE` (the request processes its own rows before answering, as tests do),
+later otherwise, when the answer carries null ids and clients find the incident by its
+event id (`GET /api/v1/incidents?event_id=`).
+
+When the database is away, the records go to the on-disk spool (`ingest.spool`) and are
+answered as queued; the processor replays them once it is back. A full spool, or no spool
+at all, is `InboxUnavailable`: a 503 with Retry-After.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+
+from ingest.inbox.process import process_pending
+from ingest.inbox.records import Record, make_records
+from ingest.inbox.write import write
+from ingest.models import Incident, Project
+
+#: Seconds a client is asked to wait when nothing could take its incidents.
+UNAVAILABLE_RETRY_AFTER = 30
+
+
+class InboxUnavailable(Exception):
+    """Neither the database nor the spool took the incidents; nothing was accepted."""
+
+    def __init__(self, msg: str, retry_after: int) -> None:
+        super().__init__(msg)
+        self.msg, self.retry_after = msg, retry_after
+
+
+@dataclass
+class Outcome:
+    """What one accepted incident became; the ids are None until it is stored."""
+
+    event_id: str
+    created: bool  # queued by this request (202); False: a retry of one queued or stored (200)
+    incident_id: int | None = None
+    issue_id: int | None = None
+
+
+def _spool(records: list[Record]) -> None:
+    try:
+        from ingest import spool
+    except ImportError:
+        raise InboxUnavailable(
+            "the database is unavailable; retry later", UNAVAILABLE_RETRY_AFTER
+        ) from None
+    try:
+        spool.append(list(records))
+    except spool.SpoolFull as full:
+        raise InboxUnavailable(
+            "the database is unavailable and the spool is full; retry later",
+            int(getattr(full, "retry_after", UNAVAILABLE_RETRY_AFTER)),
+        ) from None
+
+
+def accept(
+    project: Project,
+    payloads: Sequence[dict[str, Any]],
+    *,
+    source: str = "api",
+    idempotency_keys: Sequence[str | None] | None = None,
+) -> list[Outcome]:
+    """Queue validated payloads (snake_case dicts) for processing; one outcome each, in order."""
+    records = make_records(project.pk, source, payloads, idempotency_keys)
+    try:
+        inserted = write(records)
+    except (OperationalError, InterfaceError):
+        _spool(records)
+        # The spool cannot tell a retry from a new one: the replay's insert will.
+        seen: set[str] = set()
+        outcomes = []
+        for r in records:
+            outcomes.append(Outcome(r["event_id"], created=r["event_id"] not in seen))
+            seen.add(r["event_id"])
+        return outcomes
+    new = {row.event_id for row in inserted}
+    if settings.RCA_INGEST_INLINE and inserted:
+        process_pending(len(inserted), only=[row.id for row in inserted])
+    wanted = {r["event_id"] for r in records}
+    if not settings.RCA_INGEST_INLINE:
+        wanted -= new  # queued just now: not stored yet
+    stored = (
+        {
+            event_id: (pk, issue_id)
+            for event_id, pk, issue_id in Incident.objects.filter(
+                project=project, event_id__in=wanted
+            ).values_list("event_id", "pk", "issue_id")
+        }
+        if wanted
+        else {}
+    )
+    outcomes = []
+    for r in records:
+        event_id = r["event_id"]
+        created = event_id in new
+        new.discard(event_id)  # the same id again in one request is a retry of the first
+        incident_id, issue_id = stored.get(event_id, (None, None))
+        outcomes.append(Outcome(event_id, created, incident_id, issue_id))
+    return outcomes
