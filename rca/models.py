@@ -178,6 +178,7 @@ class Notification(models.Model):
         REGRESSION = "regression"
         DIGEST = "digest"
         TEST = "test"
+        SLO_BREACH = "slo_breach"  # rca/slo: no issue; `occurrence` is the breach's id
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -235,3 +236,7 @@ class SlackRequest(models.Model):
 
     def __str__(self) -> str:
         return f"Slack request {self.signature[:12]}… at {self.received_at}"
+
+
+# The SLO tables live with their package (rca/slo/); importing them here registers them.
+from rca.slo.models import SloBreach, SloRule  # noqa: E402, F401

@@ -11,5 +11,7 @@ class WebappConfig(AppConfig):
         """Ingest announces stored incidents; analysis listens (the one seam between them)."""
         from ingest.signals import incidents_stored
         from rca.queue.intake import on_incidents_stored
+        from rca.slo.evaluate import on_incidents_stored as evaluate_slos
 
         incidents_stored.connect(on_incidents_stored, dispatch_uid="rca-intake")
+        incidents_stored.connect(evaluate_slos, dispatch_uid="rca-slo")

@@ -14,7 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 app = Celery("rootcause")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["webapp", "rca.queue"])
+app.autodiscover_tasks(["webapp", "rca.queue", "rca.slo"])
 
 
 def _tune_embedded_broker() -> None:

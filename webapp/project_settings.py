@@ -1,4 +1,4 @@
-"""Per-project settings: API keys (shown once), the Sentry DSN, the Slack webhook.
+"""Per-project settings: API keys (shown once), the Sentry DSN, the Slack webhook, SLO rules.
 
 Slack's own module validates URLs and sends the test message; it is imported when used,
 so these pages keep working (saying Slack is unavailable) on an instance without it.
@@ -16,6 +16,7 @@ from ingest import keys
 from ingest.models import ApiKey, Project
 from ingest.projects import project_dsn
 from rca.models import Notification
+from rca.slo.editing import rule_forms
 
 MAX_KEY_NAME = 100
 RECENT_NOTIFICATIONS = 10
@@ -60,6 +61,7 @@ def settings_context(project: Project, *, show_secrets: bool) -> dict[str, Any]:
         "webhook_set": bool(project.slack_webhook_url),
         "webhook_masked": mask_url(project.slack_webhook_url) if show_secrets else "",
         "webhook_default": not project.slack_webhook_url and bool(settings.SLACK_WEBHOOK_URL),
+        "slo_forms": rule_forms(project),  # the SLO rules, a form each (rca/slo)
         "notifications": list(
             Notification.objects.filter(project=project).order_by("-created_at")[
                 :RECENT_NOTIFICATIONS

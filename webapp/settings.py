@@ -168,6 +168,7 @@ RCA_TASK_QUEUES = env.dict(
         "rca.tasks.send_notification": RCA_QUEUE_NOTIFY,
         "rca.tasks.sweep_stuck_analyses": RCA_QUEUE_HOUSEKEEPING,
         "rca.tasks.embed_corpus": RCA_QUEUE_HOUSEKEEPING,
+        "rca.tasks.evaluate_slos": RCA_QUEUE_HOUSEKEEPING,
         # `make run` waits for the corpus explicitly (webapp/readiness.py), not on this order.
         "webapp.tasks.heartbeat": RCA_QUEUE_HOUSEKEEPING,
     },
@@ -178,6 +179,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-analyses": {
         "task": "rca.tasks.sweep_stuck_analyses",
         "schedule": env.float("RCA_SWEEP_INTERVAL", default=30.0),
+    },
+    # SLO rules (rca/slo/): close breaches that cleared, open what ingest did not see.
+    "evaluate-slos": {
+        "task": "rca.tasks.evaluate_slos",
+        "schedule": env.float("RCA_SLO_INTERVAL", default=30.0),
     },
 }
 # sentence-transformers model name or local path; empty: the bundled all-MiniLM-L6-v2.

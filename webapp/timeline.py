@@ -7,7 +7,7 @@ thousand incidents.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
@@ -18,6 +18,7 @@ from django.utils import timezone
 from ingest import spool
 from ingest.models import Incident, Issue, Project
 from rca.models import Suggestion
+from rca.slo.models import SloBreach
 from webapp import access, heartbeat
 
 PAGE_SIZE = 50
@@ -126,6 +127,7 @@ class TimelinePage:
     backlog: Backlog = Backlog()
     worker_silent_for: int | None = None  # seconds; see worker_silence()
     spooled: int = 0  # incidents accepted during a database outage, not yet replayed
+    slo_breaches: list[SloBreach] = field(default_factory=list)  # see slo_breaches()
 
     @property
     def next_query(self) -> str:
@@ -159,6 +161,18 @@ def filtered_issues(user, filters: Filters) -> QuerySet[Issue]:
     return qs
 
 
+def slo_breaches(
+    user, filters: Filters, now: datetime | None = None, limit: int = 10
+) -> list[SloBreach]:
+    """The SLO breaches of the user's projects still on, or ended within the range (rca/slo)."""
+    qs = SloBreach.objects.filter(project__memberships__user=user).filter(
+        Q(ended_at__isnull=True) | Q(ended_at__gte=filters.since(now))
+    )
+    if filters.project:
+        qs = qs.filter(project__slug=filters.project)
+    return list(qs.select_related("rule", "project").order_by("-started_at")[:limit])
+
+
 def timeline_issues(user, filters: Filters, now: datetime | None = None) -> TimelinePage:
     """One page of issues, the total, the analysis backlog and the workers' last heartbeat:
     four queries, whatever the data volume."""
@@ -187,6 +201,7 @@ def timeline_issues(user, filters: Filters, now: datetime | None = None) -> Time
         backlog=backlog(user),
         worker_silent_for=worker_silence(now),
         spooled=spool.count(),  # this host's spool: a directory listing while it is empty
+        slo_breaches=slo_breaches(user, filters, now),
     )
 
 

@@ -13,6 +13,7 @@ from webapp.views import (
     project_settings,
     runbooks,
     slack,
+    slo_rules,
     timeline,
 )
 from webapp.views.metrics import metrics as metrics_view
@@ -52,5 +53,7 @@ urlpatterns = [
     path("projects/<slug:slug>/dsn/rotate", project_settings.rotate_dsn, name="rotate-dsn"),
     path("projects/<slug:slug>/slack", project_settings.slack_webhook, name="slack-webhook"),
     path("projects/<slug:slug>/slack/test", project_settings.slack_test, name="slack-test"),
+    path("projects/<slug:slug>/slo", slo_rules.save_rule, name="slo-rule-new"),
+    path("projects/<slug:slug>/slo/<int:rule_id>", slo_rules.save_rule, name="slo-rule"),
     path("slack/interactions", slack.interactions, name="slack-interactions"),
 ]

@@ -1,0 +1,74 @@
+"""The rules every project starts with (seed §4.4: a multi-signal SLO breach).
+
+Data, not code: each default is a plain dict of `SloRule` fields, editable afterwards in
+the project's settings. A project that has no rules gets these on its first evaluation
+(or its settings page); rules are disabled, not deleted, so defaults come back only for a
+project whose every rule was deleted.
+
+- **OOM frequency**: 3 or more out-of-memory incidents within an hour. Out of memory is
+  decided from the parsed error type and the message, never from a service or model: the
+  type's last dotted part names an out-of-memory error in the frameworks we parse
+  (`torch.cuda.OutOfMemoryError`, Python's `MemoryError`, TensorFlow's
+  `ResourceExhaustedError`, Java's `OutOfMemoryError`, a Kubernetes `OOMKilled` reason),
+  or the message says "out of memory" (CUDA's and ROCm's wording when the type is a plain
+  `RuntimeError`).
+- **Latency spike** and **Accuracy drop**: fed by the shipped Prometheus rules
+  (docs/prometheus/golden-signals.rules.yml) through the Alertmanager webhook: one firing
+  `ModelP99LatencyHigh` (P99 > 2 s sustained 15 s) or `ModelAUCDrop` (AUC down by 0.03 or
+  more within 5 min) is a breach, until Alertmanager resolves it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from ingest.models import Project
+from rca.slo.models import SloRule
+
+DEFAULT_RULES: list[dict[str, Any]] = [
+    {
+        "name": "OOM frequency",
+        "condition": ">= 3 out-of-memory incidents per hour",
+        "signal": SloRule.Signal.INCIDENTS,
+        "error_types": [
+            "OutOfMemoryError",
+            "MemoryError",
+            "ResourceExhaustedError",
+            "OOMKilled",
+        ],
+        "message_contains": "out of memory",
+        "threshold": 3,
+        "window_seconds": 3600,
+    },
+    {
+        "name": "Latency spike",
+        "condition": "P99 latency > 2 s sustained 15 s",
+        "signal": SloRule.Signal.ALERTS,
+        "error_types": ["ModelP99LatencyHigh"],
+        "threshold": 1,
+        "window_seconds": 15,
+    },
+    {
+        "name": "Accuracy drop",
+        "condition": "AUC drop >= 0.03 within 5 min",
+        "signal": SloRule.Signal.ALERTS,
+        "error_types": ["ModelAUCDrop"],
+        "threshold": 1,
+        "window_seconds": 300,
+    },
+]
+
+
+def rules_of(project: Project) -> list[SloRule]:
+    """The project's rules, oldest first; the defaults are created for a project with none."""
+    rules = list(SloRule.objects.filter(project=project).order_by("pk"))
+    if rules:
+        return rules
+    try:
+        with transaction.atomic():
+            SloRule.objects.bulk_create(SloRule(project=project, **rule) for rule in DEFAULT_RULES)
+    except IntegrityError:  # another process created them first
+        pass
+    return list(SloRule.objects.filter(project=project).order_by("pk"))
