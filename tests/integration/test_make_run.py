@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -21,55 +20,18 @@ import pytest
 
 from tests.support.corpus import session_embedding_cache
 from tests.support.processes import REPO, wait_for
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _ours(data_dir: str, port: int) -> list[psutil.Process]:
-    """Every process `make run` started: postgres on our data dir, worker and its beat and
-    pool, web on our port."""
-    found = []
-    for proc in psutil.process_iter(["cmdline", "environ", "status"]):
-        try:
-            cmd = " ".join(proc.info["cmdline"] or [])
-            env = proc.info["environ"] or {}
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-        if proc.info["status"] == psutil.STATUS_ZOMBIE:
-            continue  # dead, waiting for init to reap it
-        if data_dir in cmd or f"127.0.0.1:{port}" in cmd or env.get("RCA_DATA_DIR") == data_dir:
-            found.append(proc)
-    return found
+from tests.support.stack import free_port, get_json, ours, supervised
 
 
 def _worker_main(make: subprocess.Popen) -> psutil.Process | None:
     """The Celery main process: the supervisor's child running `celery`."""
-    for proc in psutil.Process(make.pid).children(recursive=True):
-        try:
-            if "celery" in " ".join(proc.cmdline()) and "manage.py" in " ".join(
-                proc.parent().cmdline()
-            ):
-                return proc
-        except psutil.NoSuchProcess:
-            continue
-    return None
-
-
-def _get(url: str, headers: dict[str, str] | None = None) -> dict:
-    request = urllib.request.Request(url, headers=headers or {})
-    with urllib.request.urlopen(request, timeout=10) as resp:  # noqa: S310 - our own server
-        assert resp.status == 200
-        return json.loads(resp.read())
+    return supervised(make.pid, "celery")
 
 
 @pytest.mark.timeout(480)
 def test_make_run_starts_quietly_restarts_a_killed_worker_and_leaves_no_orphans(tmp_path):
     data_dir = str(tmp_path / "data")
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     # Zero configuration, as on a fresh clone: no database, broker or secret key given.
     unset = ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY")
@@ -108,7 +70,7 @@ def test_make_run_starts_quietly_restarts_a_killed_worker_and_leaves_no_orphans(
         secret = os.stat(os.path.join(data_dir, "secret_key"))
         assert secret.st_size > 50 and secret.st_mode & 0o077 == 0
 
-        body = _get(f"{base}/readyz")
+        body = get_json(f"{base}/readyz")
         assert all(check["ok"] for check in body["checks"].values()), body
 
         # kill -9 of the Celery main process: the supervisor restarts it, the web stays up.
@@ -117,7 +79,7 @@ def test_make_run_starts_quietly_restarts_a_killed_worker_and_leaves_no_orphans(
         old_family = [old, *old.children(recursive=True)]  # beat and the pool child
         old.send_signal(signal.SIGKILL)
         wait_for(lambda: "worker was killed by SIGKILL; restarting it" in output(), timeout=30)
-        assert _get(f"{base}/healthz") == {"status": "ok"}
+        assert get_json(f"{base}/healthz") == {"status": "ok"}
         new = wait_for(
             lambda: (w := _worker_main(make)) is not None and w.pid != old.pid and w, timeout=60
         )
@@ -144,19 +106,19 @@ def test_make_run_starts_quietly_restarts_a_killed_worker_and_leaves_no_orphans(
         assert f"127.0.0.1:{port}/issues/" in created["url"]  # links point at this run's port
 
         def analysed() -> str | None:
-            status = _get(f"{base}/api/v1/incidents/{created['incident_id']}", auth)[
+            status = get_json(f"{base}/api/v1/incidents/{created['incident_id']}", auth)[
                 "analysis_status"
             ]
             return status if status in ("done", "failed") else None
 
         assert wait_for(analysed, timeout=180, interval=1) == "done"
-        assert _get(f"{base}/healthz") == {"status": "ok"}
+        assert get_json(f"{base}/healthz") == {"status": "ok"}
     finally:
         make.send_signal(signal.SIGTERM)  # kill make itself, as a user or CI would
         make.wait(60)
     deadline = time.monotonic() + 90
-    while _ours(data_dir, port) and time.monotonic() < deadline:
+    while ours(data_dir, port) and time.monotonic() < deadline:
         time.sleep(0.5)
-    leftovers = [" ".join(p.cmdline()) for p in _ours(data_dir, port) if p.is_running()]
+    leftovers = [" ".join(p.cmdline()) for p in ours(data_dir, port) if p.is_running()]
     assert leftovers == [], (leftovers, (tmp_path / "run.log").read_text()[-3000:])
     assert "; stopping" in (tmp_path / "run.log").read_text()

@@ -4,17 +4,18 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from django.utils import timezone
 
 from ingest import metrics
-from webapp import bootstrap, demo_incidents, embedded, readiness, supervisor
+from webapp import bootstrap, demo_incidents, embedded, leftovers, readiness, supervisor
 
 
 class Command(BaseCommand):
@@ -26,6 +27,7 @@ class Command(BaseCommand):
     def handle(self, *args, port: int, **options) -> None:
         since = timezone.now()
         data_dir = embedded.state_dir()
+        watchdog = self._own_data_dir(data_dir)
         call_command("migrate", interactive=False, verbosity=0)
         call_command("runbooks", "load", verbosity=1)
         base_url = f"http://127.0.0.1:{port}"
@@ -61,4 +63,22 @@ class Command(BaseCommand):
 
         threading.Thread(target=announce, daemon=True).start()
         connections.close_all()  # the supervisor itself holds no connection across restarts
-        sys.exit(sup.run())
+        code = sup.run()
+        if watchdog is not None:  # the cluster is stopped: let the watchdog go too
+            watchdog.communicate(timeout=30)
+        sys.exit(code)
+
+    def _own_data_dir(self, data_dir: Path) -> subprocess.Popen[bytes] | None:
+        """Hold the data dir's run lock; restart a cluster left by an earlier process and
+        watch it so it dies with us (webapp/leftovers.py). The watchdog, or None."""
+        try:
+            self._lock = leftovers.take_lock(data_dir)
+        except leftovers.DataDirInUse as exc:
+            raise CommandError(str(exc)) from None
+        if os.environ.get("DATABASE_URL"):
+            return None
+        connections.close_all()
+        if (pid := leftovers.stop_stale_postgres(embedded.data_dir())) is not None:
+            supervisor.say(f"stopped PostgreSQL pid {pid}, left running by an earlier process")
+        embedded.ensure_running()
+        return leftovers.start_watchdog(embedded.data_dir())
