@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ninja import Router, Schema, Status
+from ninja import Field, Router, Schema, Status
 
 from ingest import ratelimit
 from ingest.alertmanager.receive import receive
@@ -17,15 +17,21 @@ from ingest.alertmanager.schema import AlertmanagerIn
 from ingest.auth import key_of
 from ingest.batch import max_items
 from ingest.errors import error_response, refusals
+from ingest.inbox.accept import InboxUnavailable
 
 router = Router(tags=["alertmanager"])
 
 
 class AlertmanagerAccepted(Schema):
-    accepted: int  # firing alerts stored as new incidents
-    duplicates: int  # firing alerts already stored (Alertmanager's re-sends)
-    resolved: int  # issues closed by resolved alerts
-    event_ids: list[str]  # of the firing alerts, in order: GET /api/v1/incidents?event_id=
+    accepted: int = Field(description="Firing alerts accepted as new incidents.")
+    duplicates: int = Field(
+        description="Firing alerts accepted before (Alertmanager's re-sends): not stored again."
+    )
+    resolved: int = Field(description="Open issues this notification's resolved alerts resolved.")
+    event_ids: list[str] = Field(
+        description="The firing alerts' incident event ids, in order "
+        "(find them with `GET /api/v1/incidents?event_id=`)."
+    )
 
 
 @router.post(
@@ -33,7 +39,7 @@ class AlertmanagerAccepted(Schema):
     response={
         200: AlertmanagerAccepted,
         202: AlertmanagerAccepted,
-        **refusals(400, 401, 413, 415, 429),
+        **refusals(400, 401, 413, 415, 429, 503),
     },
     summary="Alertmanager webhook receiver (payload version 4)",
     description=(
@@ -42,7 +48,8 @@ class AlertmanagerAccepted(Schema):
         "(service from the `service` label, else `job`; error type from `alertname`; message "
         "from the `summary` and `description` annotations; labels kept as tags), grouped into "
         "one issue per alert fingerprint. Re-sends of a firing alert are stored once. A "
-        "resolved alert resolves its issue. 202 when a new incident was accepted, else 200. "
+        "resolved alert resolves its issue. 202 when a new incident was accepted, else 200; "
+        "503 (Retry-After) when the database is away and the spool full. "
         "At most RCA_MAX_BATCH alerts per request; each spends one token of the rate limit."
     ),
 )
@@ -63,5 +70,8 @@ def post_alertmanager(request: Any, payload: AlertmanagerIn) -> Any:
             f"rate limit for this key exceeded; retry in {limit.retry_after} s",
             Retry_After=str(limit.retry_after),
         )
-    out = receive(key.project, payload)
+    try:
+        out = receive(key.project, payload)
+    except InboxUnavailable as exc:
+        return error_response(503, [], exc.msg, Retry_After=str(exc.retry_after))
     return Status(202 if out.accepted else 200, AlertmanagerAccepted(**out.__dict__))

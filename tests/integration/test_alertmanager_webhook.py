@@ -168,3 +168,16 @@ def test_the_endpoint_is_in_the_openapi_document(client):
     doc = client.get("/api/v1/openapi.json").json()
     operation = doc["paths"]["/api/v1/alertmanager"]["post"]
     assert {"202", "400", "401"} <= set(operation["responses"])
+
+
+@pytest.mark.inbox
+def test_a_resolve_finds_its_firing_still_waiting_in_the_inbox(client, tenant):
+    from ingest.models import InboxItem
+
+    resp = post(client, tenant, notification(alert()))
+    assert resp.status_code == 202
+    assert InboxItem.objects.count() == 1 and not Incident.objects.exists()  # accepted, waiting
+    resp = post(client, tenant, notification(alert(status="resolved")))
+    assert resp.json()["resolved"] == 1
+    assert Issue.objects.get(project=tenant.project).status == "resolved"
+    assert not InboxItem.objects.exists()
