@@ -26,6 +26,7 @@ from ingest.spool.framing import Record, encode, read_records
 
 SUFFIX = ".spool"
 DONE = ".done"  # sidecar: byte offset up to which the file has been replayed
+NEW = ".new"  # a file being created (hidden, locked, then renamed to its name)
 RETRY_AFTER = 30  # seconds a client is told to wait when the spool is full
 CHUNK = 500  # records handed to `write` at a time
 _FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
@@ -77,29 +78,32 @@ class Spool:
 
     def _locked_file(self) -> int:
         """This process's file, exclusively locked; a new one if a replay holds or took it."""
-        for _ in range(16):
-            if self._fd is None or self._pid != os.getpid():  # forked: the file is the parent's
-                self._fd = None
-                self._open_new()
+        if self._fd is not None and self._pid == os.getpid():  # forked: the file is the parent's
             fd = self._fd
-            assert fd is not None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:  # a replay is reading it: do not wait, start another
                 self._abandon()
-                continue
-            if os.fstat(fd).st_nlink > 0:
-                return fd
-            self._abandon()  # replayed and unlinked since our last append
-        raise OSError(errno.EAGAIN, f"no spool file could be locked in {self.directory}")
+            else:
+                if os.fstat(fd).st_nlink > 0:
+                    return fd
+                self._abandon()  # replayed and unlinked since our last append
+        self._fd = None
+        return self._open_new()
 
-    def _open_new(self) -> None:
+    def _open_new(self) -> int:
+        """A new file, locked before its name is one replay looks for: a replay never takes
+        a file from under its writer before the first record is in it."""
         self.directory.mkdir(parents=True, exist_ok=True)
         name = f"{time.time_ns():020d}-{socket.gethostname()}-{os.getpid()}{SUFFIX}"
+        hidden = self.directory / f".{name}{NEW}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
-        self._fd = os.open(self.directory / name, flags, 0o600)
-        self._pid = os.getpid()
+        fd = os.open(hidden, flags, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # nobody else knows the name yet: at once
+        hidden.rename(self.directory / name)
         _fsync_dir(self.directory)  # the new name survives a crash too
+        self._fd, self._pid = fd, os.getpid()
+        return fd
 
     def _write(self, fd: int, data: bytes) -> None:
         start = os.fstat(fd).st_size
@@ -168,6 +172,10 @@ class Spool:
         for done in self.directory.glob(f"*{SUFFIX}{DONE}"):
             if not done.with_name(done.name.removesuffix(DONE)).exists():
                 done.unlink(missing_ok=True)
+        for new in self.directory.glob(f".*{SUFFIX}{NEW}"):  # a writer died before renaming
+            with contextlib.suppress(OSError):
+                if time.time() - new.stat().st_mtime > 60:
+                    new.unlink()
 
     # --- measuring ------------------------------------------------------------------------
 
