@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from rca.corpus.step_metadata import StepMetadata
 from rca.suggestion.context import AnalysisContext, Evidence
@@ -206,28 +207,34 @@ class CandidateAudit:
     valid: int = 0
     premise_contradicted: int = 0
     unfilled_placeholder: int = 0
+    #: (runbook slug, 1-based step, action, complaints) of each step that failed.
+    rejected: list[tuple[str, int, str, list[str]]] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "steps": self.steps,
             "valid": self.valid,
             "premise_contradicted": self.premise_contradicted,
             "unfilled_placeholder": self.unfilled_placeholder,
+            "rejected": [list(item) for item in self.rejected],
         }
 
 
 def audit_candidates(ctx: AnalysisContext) -> CandidateAudit:
-    """Each step of the candidate runbooks composed as written (no value filled, no aside
-    dropped, no premise skipped) and validated."""
+    """Each step of the candidate runbooks composed as the provider first words it (values
+    filled, asides kept, no premise skipped) and validated."""
     audit = CandidateAudit()
     premises = read_premises(ctx)
+    values = incident_values(ctx)
     for item in _candidate_runbooks(ctx):
-        for step in item.remediation:
-            composed = compose(item, *split_step(step), ctx)
+        for position, step in enumerate(item.remediation, 1):
+            composed = compose(item, *split_step(fill_values(step, values)), ctx)
             draft = Draft(*composed, runbook=item.slug, confidence=0.0, provider="", model="")
             check = validate(draft, ctx, premises)
             audit.steps += 1
             audit.valid += check.ok
             audit.premise_contradicted += not check.premises_ok
             audit.unfilled_placeholder += not check.placeholders_ok
+            if not check.ok:
+                audit.rejected.append((item.slug, position, draft.action, check.complaints))
     return audit
