@@ -69,7 +69,11 @@ def item_event_id(idempotency_key: str | None, index: int) -> str | None:
 
 
 def accept_batch(
-    project: Project, items: list[Any], *, idempotency_key: str | None = None
+    project: Project,
+    items: list[Any],
+    *,
+    idempotency_key: str | None = None,
+    source: str = "api",
 ) -> BatchOutcome:
     """Validate each item, accept the valid ones in one insert, report per item.
 
@@ -85,6 +89,7 @@ def accept_batch(
     stored = accept(
         project,
         [incident.payload() for _, incident in valid],
+        source=source,
         idempotency_keys=[item_event_id(idempotency_key, index) for index, _ in valid],
     )
     for (index, _), one in zip(valid, stored, strict=True):

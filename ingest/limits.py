@@ -19,6 +19,7 @@ JSON_PATHS = ("/api/v1/",)
 BATCH_PATH = "/api/v1/incidents/batch"
 INGEST_PATHS = ("/api/v1/incidents", BATCH_PATH)
 SENTRY_SUFFIXES = ("/envelope/", "/store/")
+OTLP_PATHS = ("/otlp/",)
 OVER_LIMIT = "rca.body_over_limit"  # set by ingest.request_body on a chunked body cut short
 
 
@@ -35,6 +36,8 @@ def body_limit(path: str) -> int:
     """The most bytes a request body to ``path`` may have as sent."""
     if path == BATCH_PATH:
         return int(settings.RCA_MAX_BATCH_BODY_BYTES)
+    if path.startswith(OTLP_PATHS):
+        return int(settings.RCA_OTLP_MAX_BYTES)
     if path.endswith("/envelope/") and not path.startswith(JSON_PATHS):
         return int(settings.RCA_SENTRY_MAX_ENVELOPE_BYTES)
     return int(settings.RCA_MAX_BODY_BYTES)

@@ -14,7 +14,7 @@ import io
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ingest.limits import OVER_LIMIT, body_limit
+from ingest.limits import OTLP_PATHS, OVER_LIMIT, body_limit
 
 _READ = 64 * 1024
 
@@ -43,14 +43,14 @@ def read_at_most(stream: Any, most: int) -> bytes:
 
 
 class ChunkedBodyMiddleware:
-    """Wraps the WSGI application (``webapp/wsgi.py``); touches only ``/api/`` requests."""
+    """Wraps the WSGI application (``webapp/wsgi.py``); touches only ``/api/`` and ``/otlp/``."""
 
     def __init__(self, app: WSGIApp) -> None:
         self.app = app
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         path = environ.get("PATH_INFO", "")
-        if path.startswith("/api/") and is_chunked(environ):
+        if path.startswith(("/api/", *OTLP_PATHS)) and is_chunked(environ):
             limit = body_limit(path)
             body = read_at_most(environ["wsgi.input"], limit + 1)
             environ["wsgi.input"] = io.BytesIO(body)

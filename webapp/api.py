@@ -8,18 +8,32 @@ documents are served at ``/api/v1/docs`` and ``/api/v1/openapi.json``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.openapi.schema import OpenAPISchema
 
 from ingest.alertmanager.api import router as alertmanager_router
 from ingest.api import router as ingest_router
 from ingest.api_parser import JsonBodyParser, refusal_behind
 from ingest.auth import ApiKeyAuth, unauthorised
 from ingest.errors import detail, error_response
+from ingest.otlp.openapi import otlp_paths
 from rca.api import router as analysis_router
 
-api = NinjaAPI(
+
+class _Api(NinjaAPI):
+    """The one API, whose document also shows the OTLP/HTTP endpoints (plain views)."""
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> OpenAPISchema:
+        schema = super().get_openapi_schema(*args, **kwargs)
+        schema["paths"].update(otlp_paths())
+        return schema
+
+
+api = _Api(
     title="Rootcause API",
     version="1",
     urls_namespace="api_v1",

@@ -308,12 +308,27 @@ RCA_MAX_BATCH_BODY_BYTES = env.int("RCA_MAX_BATCH_BODY_BYTES", default=16 * 1024
 # limit is dropped and counted; the rest of the envelope is kept.
 RCA_SENTRY_MAX_ENVELOPE_BYTES = env.int("RCA_SENTRY_MAX_ENVELOPE_BYTES", default=20 * 1024 * 1024)
 RCA_SENTRY_MAX_ITEM_BYTES = env.int("RCA_SENTRY_MAX_ITEM_BYTES", default=1024 * 1024)
+# An OTLP/HTTP export request (/otlp/v1/logs, /otlp/v1/traces), as sent and decompressed.
+RCA_OTLP_MAX_BYTES = env.int("RCA_OTLP_MAX_BYTES", default=16 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = (
-    max(RCA_MAX_BODY_BYTES, RCA_MAX_BATCH_BODY_BYTES, RCA_SENTRY_MAX_ENVELOPE_BYTES) + 1024
+    max(
+        RCA_MAX_BODY_BYTES,
+        RCA_MAX_BATCH_BODY_BYTES,
+        RCA_SENTRY_MAX_ENVELOPE_BYTES,
+        RCA_OTLP_MAX_BYTES,
+    )
+    + 1024
 )
 RCA_RATE_LIMIT_PER_MINUTE = env.float("RCA_RATE_LIMIT_PER_MINUTE", default=6000)
 RCA_RATE_LIMIT_BURST = env.float("RCA_RATE_LIMIT_BURST", default=500)
 RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
+# Accept-then-process (ingest/inbox/): a request writes incidents to the inbox and answers;
+# `manage.py process_inbox` stores them, woken by NOTIFY, else every RCA_INBOX_POLL seconds,
+# RCA_INBOX_BATCH rows per transaction. RCA_INGEST_INLINE: the request stores its own rows
+# before answering, so the answer carries incident and issue ids (the test suite's mode).
+RCA_INGEST_INLINE = env.bool("RCA_INGEST_INLINE", default=False)
+RCA_INBOX_POLL = env.float("RCA_INBOX_POLL", default=1.0)
+RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
 # While the database is away (ingest/spool/): accepted incidents wait fsync'd in
 # RCA_SPOOL_DIR, at most RCA_SPOOL_MAX_BYTES in all (then 503 + Retry-After); a key
 # authenticated against the database within RCA_KEY_CACHE_SECONDS is still accepted.
@@ -328,13 +343,6 @@ RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
 # Slack notifications (rca/notify/slack/, rca/notify/).
 # Default incoming webhook for projects that have none of their own.
 SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
-# Accept-then-process (ingest/inbox/): a request writes incidents to the inbox and answers;
-# `manage.py process_inbox` stores them, woken by NOTIFY, else every RCA_INBOX_POLL seconds,
-# RCA_INBOX_BATCH rows per transaction. RCA_INGEST_INLINE: the request stores its own rows
-# before answering, so the answer carries incident and issue ids (the test suite's mode).
-RCA_INGEST_INLINE = env.bool("RCA_INGEST_INLINE", default=False)
-RCA_INBOX_POLL = env.float("RCA_INBOX_POLL", default=1.0)
-RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
 # Hosts other than hooks.slack.com that webhooks may post to (http allowed there too).
 RCA_WEBHOOK_ALLOWED_HOSTS = env.list("RCA_WEBHOOK_ALLOWED_HOSTS", default=[])
 # The Slack app's signing secret: set, suggestion messages carry Accept / Reject buttons and

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import path
 
 from ingest import views as sentry_views
+from ingest.otlp import views as otlp_views
 from webapp.api import api
 from webapp.views import (
     analysis,
@@ -25,6 +26,8 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("api/<int:project_id>/envelope/", sentry_views.envelope, name="sentry-envelope"),
     path("api/<int:project_id>/store/", sentry_views.store, name="sentry-store"),
+    path("otlp/v1/logs", otlp_views.logs, name="otlp-logs"),
+    path("otlp/v1/traces", otlp_views.traces, name="otlp-traces"),
     path("admin/", admin.site.urls),
     # The incident UI (behind login)
     path("accounts/login/", auth.login, name="login"),

@@ -1,0 +1,1 @@
+"""OpenTelemetry's way in: OTLP/HTTP logs and traces whose exceptions become incidents."""
