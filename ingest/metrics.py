@@ -100,7 +100,7 @@ REPLAYED = Counter(
 # (atomically, by rename) and every scrape reads works whatever the import order, and needs
 # no database, which is itself one of the processes that restart.
 RESTARTS_FILE = "process-restarts.json"
-PROCESSES = ("postgres", "worker", "fresh", "web")  # webapp/supervisor.py's units
+PROCESSES = ("postgres", "worker", "fresh", "inbox", "web")  # webapp/supervisor.py's units
 
 
 def count_restart(directory: Path, process: str) -> None:
@@ -131,7 +131,7 @@ class _Restarts:
         family = CounterMetricFamily(
             "rootcause_process_restarts",
             "Restarts of each process by `make run`'s supervisor since it started"
-            " (postgres | worker | fresh | web).",
+            " (postgres | worker | fresh | inbox | web).",
             labels=["process"],
         )
         totals = dict.fromkeys(PROCESSES, 0)

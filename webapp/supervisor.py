@@ -1,5 +1,5 @@
-"""`make run`'s supervisor: start the worker, the web server and the embedded PostgreSQL,
-restart whichever dies, and leave nothing behind when it stops.
+"""`make run`'s supervisor: start the workers, the inbox processor, the web server and the
+embedded PostgreSQL, restart whichever dies, and leave nothing behind when it stops.
 
 A dead child is restarted after an exponential backoff (1 s, 2 s, ... 30 s; a run that
 lasted a minute resets it) with one log line per restart. The supervisor stops only on
@@ -360,8 +360,11 @@ def children(port: int, data_dir: Path) -> list[Child]:
         "PYTHONWARNINGS": "ignore:You're running the worker with superuser privileges",
     }
     web = gunicorn_argv(port, "--access-logfile", "-", "--graceful-timeout", "5")
+    # The inbox processor stores what the web accepted (ingest/inbox/); one is enough here.
+    inbox = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "process_inbox"]
     return [
         Child("worker", worker, quiet_worker),
         Child("fresh", fresh_worker, quiet_worker),
+        Child("inbox", inbox),
         Child("web", [*web, "--log-level", "warning"]),
     ]

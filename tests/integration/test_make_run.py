@@ -28,6 +28,7 @@ def _worker_main(make: subprocess.Popen) -> psutil.Process | None:
     return supervised(make.pid, "celery")
 
 
+@pytest.mark.inbox  # the real accept-then-process path, as users run it
 @pytest.mark.timeout(480)
 def test_make_run_starts_quietly_restarts_a_killed_worker_and_leaves_no_orphans(tmp_path):
     data_dir = str(tmp_path / "data")
@@ -103,12 +104,14 @@ def test_make_run_starts_quietly_restarts_a_killed_worker_and_leaves_no_orphans(
         with urllib.request.urlopen(request, timeout=10) as resp:  # noqa: S310
             assert resp.status == 202
             created = json.loads(resp.read())
-        assert f"127.0.0.1:{port}/issues/" in created["url"]  # links point at this run's port
+        # Accepted into the inbox: make run's processor stores it, then the worker analyses it.
+        assert created["incident_id"] is None
+        assert f"127.0.0.1:{port}/" in created["url"]  # links point at this run's port
+        lookup = f"{base}/api/v1/incidents?event_id={created['event_id']}"
 
         def analysed() -> str | None:
-            status = get_json(f"{base}/api/v1/incidents/{created['incident_id']}", auth)[
-                "analysis_status"
-            ]
+            found = get_json(lookup, auth)["results"]
+            status = found[0]["analysis_status"] if found else None
             return status if status in ("done", "failed") else None
 
         assert wait_for(analysed, timeout=180, interval=1) == "done"

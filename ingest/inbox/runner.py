@@ -1,0 +1,126 @@
+"""The processor's loop (`manage.py process_inbox`): wake, replay the spool, process, wait.
+
+It LISTENs on the channel the accept notifies (`write.CHANNEL`), so a new row is processed
+within milliseconds, and polls every RCA_INBOX_POLL seconds besides: a notification is lost
+while the processor is disconnected, and rows accepted then must not wait for the next one.
+While the database is away it retries with a backoff (one log line per outage) and
+LISTENs again on the new connection. SIGTERM or SIGINT stops it between two transactions,
+within one poll interval: the claim at hand commits or rolls back whole, never half.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from django.db import InterfaceError, OperationalError, connection
+
+from ingest.inbox.process import process_pending
+from ingest.inbox.write import CHANNEL, replay_write
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF = 5.0  # seconds between attempts to reach a database that is away
+APPLICATION_NAME = "rootcause process_inbox"
+
+
+def replay_spool() -> int:
+    """Records the spool kept while the database was away, back into the inbox (in order,
+    exactly once: the insert skips event ids already queued or stored)."""
+    try:
+        from ingest import spool
+    except ImportError:  # the spool is optional: nothing was ever spooled without it
+        return 0
+    return int(spool.replay(replay_write))
+
+
+class Runner:
+    """One processor: `run()` until `stop` is set. `alive_file` is touched at every loop
+    (container health checks read its age)."""
+
+    def __init__(self, poll: float, batch: int, alive_file: Path | None = None) -> None:
+        self.poll, self.batch, self.alive_file = poll, batch, alive_file
+        self.stop = threading.Event()
+        self._listening: Any = None  # the psycopg connection that LISTENs
+
+    def stop_on_signals(self) -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: self.stop.set())
+
+    def run(self) -> None:
+        backoff = 0.0
+        while not self.stop.is_set():
+            try:
+                self.once()
+                if backoff:
+                    log.warning("the database answers again; processing the inbox")
+                backoff = 0.0
+            except (OperationalError, InterfaceError) as exc:
+                if not backoff:
+                    log.warning("the database is away (%s); retrying", str(exc).strip()[:200])
+                backoff = min(MAX_BACKOFF, max(0.25, backoff * 2))
+                self._disconnect()
+                self.stop.wait(backoff)
+
+    def once(self) -> int:
+        """One turn: listen, replay the spool, process until a claim comes back short, then
+        wait for a notification or the poll interval; how many rows were processed."""
+        self._listen()
+        replayed = replay_spool()
+        if replayed:
+            log.info("replayed %d spooled incidents into the inbox", replayed)
+        done = 0
+        while not self.stop.is_set():
+            n = process_pending(self.batch)
+            done += n
+            if n < self.batch:
+                break
+        self._touch()
+        if done:
+            log.debug("processed %d inbox rows", done)
+        else:
+            self._wait()
+        return done
+
+    def _listen(self) -> None:
+        connection.ensure_connection()
+        conn = connection.connection
+        if conn is not self._listening:
+            with connection.cursor() as cursor:
+                # Named in pg_stat_activity, so an operator can tell processors apart.
+                cursor.execute(f"SET application_name = '{APPLICATION_NAME}'")
+                cursor.execute(f"LISTEN {CHANNEL}")
+            self._listening = conn
+
+    def _wait(self) -> None:
+        """Until a notification arrives or `poll` seconds pass (or a stop is asked for)."""
+        conn = self._listening
+        deadline = time.monotonic() + self.poll
+        while not self.stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            # Short waits, so that a stop is seen soon even with a long poll interval. The
+            # wrapper makes a lost connection Django's OperationalError, as for queries.
+            with connection.wrap_database_errors:
+                woken = any(True for _ in conn.notifies(timeout=min(left, 0.5), stop_after=1))
+                if woken:
+                    # Others may have followed (one per accepting transaction): take them all
+                    # (a second call: the generator holds the connection's lock until it ends).
+                    for _ in conn.notifies(timeout=0):
+                        pass
+                    return
+
+    def _disconnect(self) -> None:
+        self._listening = None
+        with contextlib.suppress(OperationalError, InterfaceError):
+            connection.close()
+
+    def _touch(self) -> None:
+        if self.alive_file is not None:
+            try:
+                self.alive_file.touch()
+            except OSError as exc:  # a health check's file must never stop the processing
+                log.warning("could not touch %s: %s", self.alive_file, exc)
