@@ -45,7 +45,7 @@ _CONTEXT_NAMES: Mapping[str, str] = {**PACKAGES, "pytorch": "pytorch", "tensorfl
 _MODULE_REF = linear(r"(?:^|[^\w.])([A-Za-z_][A-Za-z0-9_]*)\.[A-Za-z_]")
 _PATH_PART = linear(r"[/\\]([A-Za-z_][A-Za-z0-9_]*)[/\\]")
 _WORD = linear(r"[A-Za-z_][A-Za-z0-9_]*")
-_NAME = r"`?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)`?(?:\s*(?:=|:)\s*`?(?P<value>[\w.-]+)`?)?"
+_NAME = r"`?-{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)`?(?:\s*(?:=|:)\s*`?(?P<value>[\w.-]+)`?)?"
 _SET = r"(?:set|enabled|turned on|passed|specified|given|true|on)"
 #: "<option>[=<value>] is (already) set/enabled", "already set <option>=<value>".
 _IS_SET = linear(

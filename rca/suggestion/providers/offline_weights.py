@@ -70,11 +70,6 @@ class OfflineWeights:
     action names the mismatched tensor or key prefix: the incident's figures are stronger
     evidence than its words. Dev fold."""
 
-    ruled_out: float = 3.0
-    """Subtracted when a fact the incident shows is in the step's ``unless``: the incident's
-    own figures rule out its premise (defragmenting memory that is really allocated).
-    Larger than :attr:`runbook` so such a step never wins on rank alone."""
-
     from_message: float = 0.5
     """How much a word of the error message counts in :attr:`overlap`: retrieval already
     matched on the message, so it says less about which step fits than the code does."""

@@ -5,9 +5,10 @@ ranked nearly as high, is scored by general mechanisms only: how well its runboo
 its place in the runbook (runbooks list the most common fix first), the words it shares
 with the incident's own code, logs and message (weighted by how rare they are among the
 retrieved steps), and what its runbook's ``Applies:`` line says (training or serving, the
-frameworks it is written for, the facts it fits or that rule it out) against what
-:mod:`.incident_view` reads from the incident. The weights are :mod:`.offline_weights`.
-Only steps whose composed suggestion passes validation compete.
+frameworks it is written for, the facts it fits) against what :mod:`.incident_view` reads
+from the incident. The weights are :mod:`.offline_weights`. Only steps whose premises the
+incident does not contradict (:mod:`rca.suggestion.premises`) and whose composed suggestion
+passes validation compete: a contradicted step is never the action, whatever its score.
 """
 
 from __future__ import annotations
@@ -158,7 +159,8 @@ def _setting_score(applies: StepMetadata, incident: IncidentView, named: frozens
 
 
 def _fact_score(candidate: Candidate, incident: IncidentView) -> float:
-    """The incident's figures for (``fits``, a named tensor or prefix) or against the step."""
+    """The incident's figures for the step (``fits``, a named tensor or prefix). Figures
+    against it (``unless``) are premises: such a step never reaches the scoring."""
     applies, score = candidate.applies, 0.0
     if set(applies.fits) & incident.facts or _names_fact(
         candidate.action_tokens, incident.fact_words
@@ -166,8 +168,6 @@ def _fact_score(candidate: Candidate, incident: IncidentView) -> float:
         score += WEIGHTS.fact
     elif _names_fact(candidate.reason_tokens, incident.fact_words):
         score += WEIGHTS.reason_share * WEIGHTS.fact
-    if set(applies.unless) & incident.facts:
-        score -= WEIGHTS.ruled_out
     return score
 
 
