@@ -145,7 +145,7 @@ class _Restarts:
 
 # --- Bounded label values -------------------------------------------------------------------
 
-SOURCES = frozenset({"api", "sentry"})
+SOURCES = frozenset({"api", "sentry", "alertmgr"})  # alertmgr: ingest/alertmanager/
 NOTIFICATION_OUTCOMES = frozenset({"sent", "failed", "suppressed", "retry"})
 INVALID_ITEM = "invalid_item"
 REFUSAL_REASONS = {
