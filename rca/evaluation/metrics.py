@@ -17,6 +17,7 @@ __all__ = [
     "Metrics",
     "SuggestMetrics",
     "SuggestResult",
+    "format_corpora",
     "format_suggest_table",
     "format_table",
     "keyword_hit",
@@ -150,6 +151,29 @@ def format_table(metrics: dict[str, Metrics]) -> str:
     for name in names:
         if metrics[name].misses:
             lines.append(f"\n{name}: not first for {', '.join(metrics[name].misses)}")
+    return "\n".join(lines)
+
+
+def format_corpora(
+    reports: dict[str, dict[str, Metrics]], extra: dict[str, dict[str, Metrics]] | None = None
+) -> str:
+    """One row per run (plus ``extra`` rows, e.g. cross-validated), one column per corpus:
+    ``hit@1 / MRR@5``."""
+    corpora = list(reports)
+    runs = {
+        run: {c: reports[c][run] for c in corpora if run in reports[c]}
+        for run in reports[corpora[0]]
+    }
+    runs.update({name: per for name, per in (extra or {}).items()})
+    width = max([16, *(len(c) + 2 for c in corpora)])
+    label = max([20, *(len(r) + 2 for r in runs)])
+    lines = ["".ljust(label) + "".join(c.rjust(width) for c in corpora)]
+    for run, per in runs.items():
+        cells = [
+            (f"{per[c].hit1:.3f} / {per[c].mrr:.3f}" if c in per else "-").rjust(width)
+            for c in corpora
+        ]
+        lines.append(run.ljust(label) + "".join(cells))
     return "\n".join(lines)
 
 

@@ -10,36 +10,50 @@ its draft is validated, as the worker does.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rca.evaluation.metrics import CaseResult, Metrics, SuggestResult, keyword_hit, summarise
 from rca.retrieval.index import CorpusIndex, current_index, index_from_runbooks
 from rca.retrieval.signals import Signals, build_signals
+from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
+
+if TYPE_CHECKING:
+    from rca.retrieval.hybrid import Evidence, Mode
 
 __all__ = [
+    "DEFAULT_RUN",
     "RUNS",
+    "Prepared",
     "case_incident",
     "evaluate",
     "evaluate_suggestions",
     "load_bodies",
     "load_cases",
     "load_index",
+    "prepare",
+    "results",
     "run_names",
 ]
 
 #: Run name -> (mode, fusion strategy); ``rca eval`` prints them side by side.
-RUNS: dict[str, tuple[str, str]] = {
+RUNS: dict[str, tuple[Mode, str]] = {
     "bm25": ("bm25", "rrf"),
     "dense": ("dense", "rrf"),
     "hybrid-rrf": ("hybrid", "rrf"),
     "hybrid-weighted": ("hybrid", "weighted"),
+    "hybrid-calibrated": ("hybrid", "calibrated"),
 }
+#: The run the worker uses (``rca.retrieval.hybrid.DEFAULT_STRATEGY``), named in the JSON
+#: report's ``"default"`` key.
+DEFAULT_RUN = "hybrid-calibrated"
 
 
 def run_names(mode: str = "all", strategy: str = "both") -> list[str]:
     """The runs of :data:`RUNS` selected by ``--mode`` (all|hybrid|bm25|dense) and
-    ``--strategy`` (both|weighted|rrf, for hybrid)."""
+    ``--strategy`` (both = every strategy, or one of them, for hybrid)."""
     names = []
     for name, (run_mode, run_strategy) in RUNS.items():
         if mode not in ("all", run_mode):
@@ -119,31 +133,70 @@ def case_incident(case: dict[str, Any]) -> Any:
     )
 
 
+@dataclass
+class Prepared:
+    """Cases of one corpus with their retrieval evidence gathered once (BM25, cosine,
+    signal prior per runbook), so every run, fold and weight setting only re-ranks."""
+
+    index: CorpusIndex
+    cases: list[dict[str, Any]]
+    evidence: list[Evidence]
+
+
+def prepare(
+    cases: list[dict[str, Any]], index: CorpusIndex, signals: list[Signals] | None = None
+) -> Prepared:
+    """Parse, embed and gather each case once (``signals``: already built, e.g. ablated)."""
+    from rca.corpus.embeddings import embed
+    from rca.retrieval.hybrid import gather
+
+    if signals is None:
+        signals = [build_signals(case_incident(case)) for case in cases]
+    embeddings = embed([s.embedding_text() for s in signals])
+    evidence = [gather(sig, vec, index) for sig, vec in zip(signals, embeddings, strict=True)]
+    return Prepared(index, cases, evidence)
+
+
+def results(
+    prepared: Prepared,
+    run: str,
+    weights: FusionWeights = DEFAULT_WEIGHTS,
+    only: Sequence[int] | None = None,
+    k: int = 5,
+) -> list[CaseResult]:
+    """Ranked classes of the cases (``only`` these positions) under one run and weights."""
+    from rca.retrieval.hybrid import rank
+
+    mode, strategy = RUNS[run]
+    positions = range(len(prepared.cases)) if only is None else only
+    index = prepared.index
+    out = []
+    for i in positions:
+        case = prepared.cases[i]
+        order, _ = rank(
+            prepared.evidence[i],
+            mode=mode,
+            strategy=strategy,
+            weights=weights,
+            k=k,
+        )
+        out.append(
+            CaseResult(
+                case_id=str(case.get("id", "")),
+                category=str(case.get("category", "")),
+                ranked_classes=tuple(index.classes[p] for p in order),
+                ranked_slugs=tuple(index.slugs[p] for p in order),
+            )
+        )
+    return out
+
+
 def evaluate(
     cases: list[dict[str, Any]], index: CorpusIndex, runs: list[str], k: int = 5
 ) -> dict[str, Metrics]:
     """Metrics per run; every case is parsed and embedded once and ranked by every run."""
-    from rca.corpus.embeddings import embed
-    from rca.retrieval.hybrid import search
-
-    signals: list[Signals] = [build_signals(case_incident(case)) for case in cases]
-    embeddings = embed([s.embedding_text() for s in signals])
-    report: dict[str, Metrics] = {}
-    for name in runs:
-        mode, strategy = RUNS[name]
-        results = []
-        for case, sig, vector in zip(cases, signals, embeddings, strict=True):
-            found = search(sig, vector, k=k, mode=mode, strategy=strategy, index=index)  # type: ignore[arg-type]
-            results.append(
-                CaseResult(
-                    case_id=str(case.get("id", "")),
-                    category=str(case.get("category", "")),
-                    ranked_classes=tuple(r.failure_class for r in found),
-                    ranked_slugs=tuple(r.slug for r in found),
-                )
-            )
-        report[name] = summarise(results)
-    return report
+    prepared = prepare(cases, index)
+    return {name: summarise(results(prepared, name, k=k)) for name in runs}
 
 
 def evaluate_suggestions(

@@ -1,14 +1,18 @@
 """Fusing per-runbook evidence (BM25, cosine, signal prior) into one ranking (pure).
 
-Two strategies, both kept so ``rca eval`` can compare them on any corpus:
+Three strategies, all kept so ``rca eval`` can compare them on any corpus; every weight is
+in :class:`rca.retrieval.weights.FusionWeights`:
 
-- ``weighted``: scores normalised per query (BM25 / its max, cosine min-max), mixed
-  0.4 / 0.6, plus the front-matter signal prior;
-- ``rrf``: reciprocal rank fusion, ``sum w / (60 + rank)`` over the BM25, cosine and
+- ``calibrated`` (the default): BM25 / its max, plus a fixed multiple of the raw cosine,
+  plus the signal prior. Raw cosine keeps its absolute scale, so an unsure dense model
+  (flat cosines) cannot overturn a clear lexical winner — fusion copes with rankers of
+  very different quality instead of trusting both alike;
+- ``weighted``: BM25 / its max and min-max cosine mixed 0.4 / 0.6, plus the signal prior;
+- ``rrf``: reciprocal rank fusion, ``sum w / (k + rank)`` over the BM25, cosine and
   signal rankings — scale-free, so it needs no normalisation.
 
 Arrays are indexed by runbook; a cosine of NaN means "not scored" (outside the vector
-search's top chunks) and counts as the worst.
+search's candidates) and counts as the worst.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ from typing import Literal
 
 import numpy as np
 
+from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
+
 __all__ = [
     "STRATEGIES",
     "Strategy",
+    "calibrated",
     "fuse",
     "normalise_bm25",
     "normalise_cosine",
@@ -27,19 +34,8 @@ __all__ = [
     "weighted",
 ]
 
-Strategy = Literal["weighted", "rrf"]
-STRATEGIES: tuple[Strategy, ...] = ("weighted", "rrf")
-
-W_BM25 = 0.4
-W_COSINE = 0.6
-#: The signal prior: a front-matter regex of the runbook matched the error text. Regexes are
-#: written for exactly this purpose, so a match outweighs a middling lexical/semantic score
-#: but not a clearly better one (a regex shared by several runbooks must not decide alone).
-W_SIGNAL = 0.5
-RRF_K = 60
-W_BM25_RRF = 1.0
-W_COSINE_RRF = 1.0
-W_SIGNAL_RRF = 1.5
+Strategy = Literal["calibrated", "weighted", "rrf"]
+STRATEGIES: tuple[Strategy, ...] = ("calibrated", "weighted", "rrf")
 
 
 def normalise_bm25(bm25: np.ndarray) -> np.ndarray:
@@ -60,30 +56,59 @@ def normalise_cosine(cosine: np.ndarray) -> np.ndarray:
     return result
 
 
-def weighted(bm25: np.ndarray, cosine: np.ndarray, signal: np.ndarray) -> np.ndarray:
-    return W_BM25 * normalise_bm25(bm25) + W_COSINE * normalise_cosine(cosine) + W_SIGNAL * signal
-
-
-def _reciprocal_ranks(values: np.ndarray, present: np.ndarray) -> np.ndarray:
-    result = np.zeros(values.shape, dtype=np.float64)
-    order = [i for i in np.argsort(-values, kind="stable") if present[i]]
-    for rank, index in enumerate(order, start=1):
-        result[index] = 1.0 / (RRF_K + rank)
-    return result
-
-
-def rrf(bm25: np.ndarray, cosine: np.ndarray, signal: np.ndarray) -> np.ndarray:
+def _raw_cosine(cosine: np.ndarray) -> np.ndarray:
+    """Cosine as it is, unscored runbooks at the lowest scored value (never a bonus)."""
     known = ~np.isnan(cosine)
+    floor = float(cosine[known].min()) if known.any() else 0.0
+    return np.where(known, cosine, floor)
+
+
+def calibrated(
+    bm25: np.ndarray, cosine: np.ndarray, signal: np.ndarray, w: FusionWeights = DEFAULT_WEIGHTS
+) -> np.ndarray:
+    return normalise_bm25(bm25) + w.cosine_scale * _raw_cosine(cosine) + w.signal * signal
+
+
+def weighted(
+    bm25: np.ndarray, cosine: np.ndarray, signal: np.ndarray, w: FusionWeights = DEFAULT_WEIGHTS
+) -> np.ndarray:
     return (
-        W_BM25_RRF * _reciprocal_ranks(bm25, bm25 > 0)
-        + W_COSINE_RRF * _reciprocal_ranks(np.nan_to_num(cosine, nan=-2.0), known)
-        + W_SIGNAL_RRF * _reciprocal_ranks(signal, signal > 0)
+        w.weighted_bm25 * normalise_bm25(bm25)
+        + w.weighted_cosine * normalise_cosine(cosine)
+        + w.signal * signal
     )
 
 
-def fuse(strategy: str, bm25: np.ndarray, cosine: np.ndarray, signal: np.ndarray) -> np.ndarray:
+def _reciprocal_ranks(values: np.ndarray, present: np.ndarray, k: float) -> np.ndarray:
+    result = np.zeros(values.shape, dtype=np.float64)
+    order = [i for i in np.argsort(-values, kind="stable") if present[i]]
+    for rank, index in enumerate(order, start=1):
+        result[index] = 1.0 / (k + rank)
+    return result
+
+
+def rrf(
+    bm25: np.ndarray, cosine: np.ndarray, signal: np.ndarray, w: FusionWeights = DEFAULT_WEIGHTS
+) -> np.ndarray:
+    known = ~np.isnan(cosine)
+    return (
+        w.rrf_bm25 * _reciprocal_ranks(bm25, bm25 > 0, w.rrf_k)
+        + w.rrf_cosine * _reciprocal_ranks(np.nan_to_num(cosine, nan=-2.0), known, w.rrf_k)
+        + w.rrf_signal * _reciprocal_ranks(signal, signal > 0, w.rrf_k)
+    )
+
+
+def fuse(
+    strategy: str,
+    bm25: np.ndarray,
+    cosine: np.ndarray,
+    signal: np.ndarray,
+    weights: FusionWeights = DEFAULT_WEIGHTS,
+) -> np.ndarray:
+    if strategy == "calibrated":
+        return calibrated(bm25, cosine, signal, weights)
     if strategy == "weighted":
-        return weighted(bm25, cosine, signal)
+        return weighted(bm25, cosine, signal, weights)
     if strategy == "rrf":
-        return rrf(bm25, cosine, signal)
+        return rrf(bm25, cosine, signal, weights)
     raise ValueError(f"unknown fusion strategy {strategy!r}; choose one of {STRATEGIES}")

@@ -21,6 +21,7 @@ import numpy as np
 from rca.retrieval import fusion
 from rca.retrieval.index import CorpusIndex, current_index
 from rca.retrieval.signals import Signals
+from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -35,22 +36,28 @@ class _Distance(TypedDict):
 
 __all__ = [
     "DEFAULT_STRATEGY",
+    "Evidence",
     "Mode",
     "Retrieved",
+    "gather",
+    "rank",
     "rejected_slugs",
     "search",
     "similar_accepted",
 ]
 
 Mode = Literal["hybrid", "bm25", "dense"]
-#: Chosen by measurement (dev set, plus one-runbook-per-class subsets of the corpus with and
-#: without signal regexes): the weighted mix was >= RRF on MRR@5 in every variant and beat
-#: BM25 alone in three of four; RRF lost to BM25 alone whenever the cosine ranking was weak.
-DEFAULT_STRATEGY: fusion.Strategy = "weighted"
+#: Chosen by ``rca eval --cv`` (README "Retrieval figures"); the weights of every strategy
+#: are in :mod:`rca.retrieval.weights`.
+DEFAULT_STRATEGY: fusion.Strategy = "calibrated"
 DENSE_CANDIDATES = 40  # chunks taken from the HNSW index per query
 EF_SEARCH = 100  # >= DENSE_CANDIDATES, or HNSW returns fewer rows than asked
 BM25_CANDIDATES = 20
-DEMOTE_FACTOR = 0.5  # halves the fused score: ranks lower, still retrievable
+#: A runbook rejected for this incident drops this many places: ranks lower, still
+#: retrievable. In places, not score, so it means the same under every fusion strategy
+#: (halving a calibrated score, whose cosine term is a large common offset, pushed it out
+#: of the top ten).
+DEMOTE_PLACES = 3
 SIMILAR_INCIDENT = 0.6  # cosine from which a past accepted incident counts as similar
 SAME_INCIDENT = 0.9  # cosine from which another issue's rejection applies here too
 
@@ -141,12 +148,15 @@ def _per_runbook_max(index: CorpusIndex, chunk_values: np.ndarray) -> np.ndarray
     return result
 
 
-def _best_chunk(index: CorpusIndex, position: int, bm25: np.ndarray, cos: np.ndarray) -> int:
+def _best_chunk(
+    index: CorpusIndex, position: int, bm25: np.ndarray, cos: np.ndarray, w: FusionWeights
+) -> int:
+    """The runbook's chunk to show: scored as the default fusion scores runbooks."""
     chunks = np.flatnonzero(index.chunk_runbook == position)
     if not chunks.size:
         return -1
     top = float(bm25.max()) or 1.0
-    score = fusion.W_BM25 * bm25[chunks] / top + fusion.W_COSINE * np.nan_to_num(cos[chunks])
+    score = bm25[chunks] / top + w.cosine_scale * np.nan_to_num(cos[chunks])
     return int(chunks[int(np.argmax(score))])
 
 
@@ -164,6 +174,68 @@ def _top(fused: np.ndarray, present: np.ndarray, k: int) -> list[int]:
     return [int(p) for p in order[:k]]
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """Per-runbook and per-chunk scores of one query, before fusion: ``rca eval`` gathers
+    them once per case and ranks them under many strategies and weights."""
+
+    bm25: np.ndarray  # per runbook: its best BM25 document
+    chunk_bm25: np.ndarray
+    cosine: np.ndarray  # per runbook: its best chunk's cosine, NaN when not scored
+    chunk_cos: np.ndarray
+    signal: np.ndarray  # per runbook: 1.0 when a front-matter regex matched
+
+
+def gather(
+    signals: Signals,
+    query_embedding: Sequence[float] | None,
+    index: CorpusIndex,
+    mode: Mode = "hybrid",
+) -> Evidence:
+    """BM25, signal prior and (unless ``mode="bm25"`` or no embedding) cosine evidence."""
+    bm25, chunk_bm25 = index.bm25_scores(signals.bm25_tokens())
+    signal = (index.signal_matches(signals.signal_text()) > 0).astype(np.float64)
+    if query_embedding is not None and mode != "bm25":
+        extra = set(np.argsort(-bm25)[:BM25_CANDIDATES].tolist()) | set(
+            np.flatnonzero(signal).tolist()
+        )
+        chunk_cos = _chunk_cosines(index, _unit(query_embedding), extra)
+    else:
+        chunk_cos = np.full(len(index.chunk_ids), np.nan)
+    cosine = _per_runbook_max(index, chunk_cos)
+    return Evidence(bm25, chunk_bm25, cosine, chunk_cos, signal)
+
+
+def rank(
+    evidence: Evidence,
+    *,
+    mode: Mode = "hybrid",
+    strategy: str = DEFAULT_STRATEGY,
+    weights: FusionWeights = DEFAULT_WEIGHTS,
+    demoted: Iterable[int] = (),
+    k: int = 5,
+) -> tuple[list[int], np.ndarray]:
+    """(positions of the ``k`` best runbooks, fused score of every runbook)."""
+    bm25, cosine, signal = evidence.bm25, evidence.cosine, evidence.signal
+    if mode == "bm25":
+        fused, present = bm25.copy(), bm25 > 0
+    elif mode == "dense":
+        fused, present = np.nan_to_num(cosine, nan=-2.0), ~np.isnan(cosine)
+    else:
+        fused = fusion.fuse(strategy, bm25, cosine, signal, weights)
+        present = (bm25 > 0) | ~np.isnan(cosine) | (signal > 0)
+    lowered = set(demoted)
+    if lowered:
+        # Each demoted runbook takes the score of the one DEMOTE_PLACES below it (a hair
+        # less), so the shown fused score says it was demoted and the order agrees.
+        order = _top(fused, present, k + (DEMOTE_PLACES + 1) * len(lowered))
+        for position in sorted(lowered & set(order), key=order.index, reverse=True):
+            at = order.index(position)
+            below = order[min(at + DEMOTE_PLACES, len(order) - 1)]
+            fused[position] = fused[below] - 1e-6 * max(1.0, abs(float(fused[below])))
+    return _top(fused, present, k), fused
+
+
 def search(
     signals: Signals,
     query_embedding: Sequence[float] | None,
@@ -173,6 +245,7 @@ def search(
     strategy: str = DEFAULT_STRATEGY,
     mode: Mode = "hybrid",
     index: CorpusIndex | None = None,
+    weights: FusionWeights = DEFAULT_WEIGHTS,
 ) -> list[Retrieved]:
     """The ``k`` best runbooks for an incident's signals, best first, one item per runbook.
 
@@ -185,32 +258,12 @@ def search(
     index = index if index is not None else current_index()
     if not len(index):
         return []
-    bm25, chunk_bm25 = index.bm25_scores(signals.bm25_tokens())
-    signal = (index.signal_matches(signals.signal_text()) > 0).astype(np.float64)
-    if query_embedding is not None and mode != "bm25":
-        extra = set(np.argsort(-bm25)[:BM25_CANDIDATES].tolist()) | set(
-            np.flatnonzero(signal).tolist()
-        )
-        chunk_cos = _chunk_cosines(index, _unit(query_embedding), extra)
-    else:
-        chunk_cos = np.full(len(index.chunk_ids), np.nan)
-    cosine = _per_runbook_max(index, chunk_cos)
-
-    if mode == "bm25":
-        fused, present = bm25.copy(), bm25 > 0
-    elif mode == "dense":
-        fused, present = np.nan_to_num(cosine, nan=-2.0), ~np.isnan(cosine)
-    else:
-        fused = fusion.fuse(strategy, bm25, cosine, signal)
-        present = (bm25 > 0) | ~np.isnan(cosine) | (signal > 0)
+    ev = gather(signals, query_embedding, index, mode)
     demoted = {index.position_of[s] for s in demote if s in index.position_of}
-    for position in demoted:
-        fused[position] *= DEMOTE_FACTOR
-
-    order = _top(fused, present, k)
+    order, fused = rank(ev, mode=mode, strategy=strategy, weights=weights, demoted=demoted, k=k)
     results = []
     for position in order:
-        chunk = _best_chunk(index, position, chunk_bm25, chunk_cos)
+        chunk = _best_chunk(index, position, ev.chunk_bm25, ev.chunk_cos, weights)
         results.append(
             Retrieved(
                 slug=index.slugs[position],
@@ -219,9 +272,9 @@ def search(
                 section=index.chunk_sections[chunk] if chunk >= 0 else "",
                 chunk_id=index.chunk_ids[chunk] if chunk >= 0 else None,
                 text=index.chunk_texts[chunk] if chunk >= 0 else "",
-                bm25=round(float(bm25[position]), 4),
-                cosine=round(float(np.nan_to_num(cosine[position])), 4),
-                signal=float(signal[position]),
+                bm25=round(float(ev.bm25[position]), 4),
+                cosine=round(float(np.nan_to_num(ev.cosine[position])), 4),
+                signal=float(ev.signal[position]),
                 fused=round(float(fused[position]), 6),
             )
         )

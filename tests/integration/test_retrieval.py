@@ -151,14 +151,16 @@ def test_bm25_index_is_rebuilt_when_the_corpus_version_changes(stored_corpus, tm
 def test_eval_over_the_dev_set_reaches_the_measured_floor(stored_corpus) -> None:
     out = io.StringIO()
     call_command("rca", "eval", str(DEV_CASES), "--json", stdout=out)
-    runs = json.loads(out.getvalue())["runs"]
-    hybrid = runs["hybrid-weighted"]
+    report = json.loads(out.getvalue())
+    runs = report["runs"]
+    hybrid = runs[report["default"]]
+    assert report["default"] == "hybrid-calibrated"
     assert hybrid["cases"] == 30
     assert hybrid["hit@3"] >= DEV_HIT3_FLOOR
     assert hybrid["hit@1"] >= DEV_HIT1_FLOOR
     assert hybrid["empty"] == 0
     assert hybrid["mrr@5"] >= runs["bm25"]["mrr@5"]
-    assert set(runs) == {"bm25", "dense", "hybrid-rrf", "hybrid-weighted"}
+    assert set(runs) == {"bm25", "dense", "hybrid-rrf", "hybrid-weighted", "hybrid-calibrated"}
 
 
 @pytest.mark.django_db
@@ -185,6 +187,7 @@ def test_eval_on_another_corpus_leaves_the_stored_one_alone(stored_corpus, tmp_p
     report = json.loads(out.getvalue())
     assert report["runbooks"] == 3
     assert report["runs"]["hybrid-weighted"]["empty"] == 0
+    assert report["runs"]["hybrid-calibrated"]["empty"] == 0
     assert report["runs"]["hybrid-weighted"]["per_category"]["nccl_distributed"]["hit@1"] == 1
     assert (Runbook.objects.count(), RunbookChunk.objects.count()) == stored
 

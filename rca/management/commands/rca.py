@@ -31,17 +31,40 @@ class Command(BaseCommand):
         ev.add_argument(
             "--corpus",
             type=Path,
+            action="append",
             default=None,
             help="score against the runbooks of this directory (a scratch corpus in memory; "
-            "the stored corpus is not touched)",
+            "the stored corpus is not touched); repeat to score several corpora in one run",
         )
         ev.add_argument(
             "--ignore-signals",
             action="store_true",
             help="with --corpus: score its runbooks as if they had no `signals` (plain Markdown)",
         )
+        ev.add_argument(
+            "--suite",
+            action="store_true",
+            help="score in one run the bundled corpus, corpora/independent and "
+            "corpora/independent without signals (when present), and the bundled corpus "
+            "without signals",
+        )
+        ev.add_argument(
+            "--cv",
+            type=int,
+            default=0,
+            metavar="K",
+            help="K-fold cross-validation of the default run: its weights tuned on the other "
+            "folds, scored on the held-out one",
+        )
+        ev.add_argument(
+            "--ablation",
+            action="store_true",
+            help="hit@1 of the default run with each part of the query's evidence removed",
+        )
         ev.add_argument("--mode", choices=["all", "hybrid", "bm25", "dense"], default="all")
-        ev.add_argument("--strategy", choices=["both", "weighted", "rrf"], default="both")
+        ev.add_argument(
+            "--strategy", choices=["both", "calibrated", "weighted", "rrf"], default="both"
+        )
         ev.add_argument("--k", type=int, default=5)
         ev.add_argument("--json", action="store_true", help="machine-readable output")
         ev.add_argument(
@@ -75,59 +98,118 @@ class Command(BaseCommand):
         self.stdout.write(f"re-enqueued {len(ids)} stuck analyses" + (f": {ids}" if ids else ""))
 
     def _eval(
-        self, cases: Path, corpus: Path | None, mode: str, strategy: str, k: int, **options: Any
+        self,
+        cases: Path,
+        corpus: list[Path] | None,
+        mode: str,
+        strategy: str,
+        k: int,
+        **options: Any,
     ) -> None:
-        from rca.evaluation.metrics import format_table
-        from rca.evaluation.run import evaluate, load_cases, load_index, run_names
+        from rca.evaluation.metrics import format_corpora, format_table, summarise
+        from rca.evaluation.run import DEFAULT_RUN, load_cases, prepare, results, run_names
+        from rca.evaluation.suite import corpus_specs, load_corpora
 
+        specs = corpus_specs(corpus, options["ignore_signals"], options["suite"])
         try:
             labelled = load_cases(cases)
-            index, note = load_index(corpus, ignore_signals=options.get("ignore_signals", False))
+            indexes, notes = load_corpora(specs)
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
-        report = evaluate(labelled, index, run_names(mode, strategy), k=k)
-        suggested = None
+        prepared = {name: prepare(labelled, index) for name, index in indexes.items()}
+        names = run_names(mode, strategy)
+        reports = {
+            label: {run: summarise(results(p, run, k=k)) for run in names}
+            for label, p in prepared.items()
+        }
+        first = next(iter(prepared))
+        index = indexes[first]
+        cv = ablation = suggested = None
+        if options["cv"]:
+            from rca.evaluation.crossval import cross_validate
+
+            cv = cross_validate(prepared, folds=options["cv"], k=k)
+        if options["ablation"]:
+            from rca.evaluation.ablation import ablate
+
+            ablation = ablate(prepared, k=k)
         if options.get("suggest"):
             from rca.evaluation.metrics import summarise_suggestions
             from rca.evaluation.run import evaluate_suggestions, load_bodies
 
-            results = evaluate_suggestions(labelled, index, load_bodies(corpus, index.slugs), k=k)
-            suggested = (results, summarise_suggestions(results))
+            directory = specs[0][1]
+            bodies = load_bodies(directory, index.slugs)
+            found = evaluate_suggestions(labelled, index, bodies, k=k)
+            suggested = (found, summarise_suggestions(found))
         if options["json"]:
-            payload = {
+            payload: dict[str, Any] = {
                 "cases": str(cases),
-                "corpus": str(corpus) if corpus else "stored",
+                "corpus": str(specs[0][1]) if specs[0][1] else "stored",
                 "runbooks": len(index),
-                "runs": {name: metrics.as_dict() for name, metrics in report.items()},
+                "default": DEFAULT_RUN,
+                "runs": {name: m.as_dict() for name, m in reports[first].items()},
+                "corpora": {
+                    label: {
+                        "corpus": str(spec) if spec else "stored",
+                        "ignore_signals": ignore,
+                        "runbooks": len(indexes[label]),
+                        "runs": {name: m.as_dict() for name, m in reports[label].items()},
+                    }
+                    for label, spec, ignore in specs
+                },
             }
-            if suggested is not None:
-                results, summary = suggested
-                payload["suggest"] = {
-                    "provider": "offline",
-                    **summary.as_dict(),
-                    "suggestions": [
-                        {
-                            "id": r.case_id,
-                            "runbook": r.runbook,
-                            "action": r.action,
-                            "reason": r.reason,
-                            "keyword_hit": r.keyword_hit,
-                            "valid": r.valid,
-                            "complaints": list(r.complaints),
-                        }
-                        for r in results
-                    ],
+            if cv is not None:
+                payload["cv"] = cv.as_dict()
+            if ablation is not None:
+                payload["ablation"] = {
+                    part: {c: m.as_dict() for c, m in per.items()} for part, per in ablation.items()
                 }
+            if suggested is not None:
+                payload["suggest"] = _suggest_payload(*suggested)
             self.stdout.write(json.dumps(payload, indent=2))
             return
-        if note:
+        for note in notes:
             self.stdout.write(note)
-        self.stdout.write(f"{len(labelled)} cases from {cases}; {len(index)} runbooks\n")
-        self.stdout.write(format_table(report))
+        for label, report in reports.items():
+            self.stdout.write(
+                f"\n== {label}: {len(labelled)} cases from {cases}; "
+                f"{len(indexes[label])} runbooks\n"
+            )
+            self.stdout.write(format_table(report))
+        extra = {}
+        if cv is not None:
+            extra[f"{DEFAULT_RUN} ({cv.folds}-fold CV)"] = cv.metrics
+        self.stdout.write(f"\n\nhit@1 / MRR@5 per corpus (default: {DEFAULT_RUN})\n")
+        self.stdout.write(format_corpora(reports, extra))
+        if cv is not None:
+            self.stdout.write(f"\nweights chosen per fold: {cv.chosen}")
+        if ablation is not None:
+            from rca.evaluation.ablation import format_ablation
+
+            self.stdout.write("\n" + format_ablation(ablation))
         if suggested is not None:
             from rca.evaluation.metrics import format_suggest_table
 
-            results, summary = suggested
+            found, summary = suggested
             self.stdout.write("\nsuggestions (offline provider)\n")
-            shown = results if options.get("show_cases") else ()
+            shown = found if options.get("show_cases") else ()
             self.stdout.write(format_suggest_table(summary, shown))
+
+
+def _suggest_payload(found: Any, summary: Any) -> dict[str, Any]:
+    return {
+        "provider": "offline",
+        **summary.as_dict(),
+        "suggestions": [
+            {
+                "id": r.case_id,
+                "runbook": r.runbook,
+                "action": r.action,
+                "reason": r.reason,
+                "keyword_hit": r.keyword_hit,
+                "valid": r.valid,
+                "complaints": list(r.complaints),
+            }
+            for r in found
+        ],
+    }

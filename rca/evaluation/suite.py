@@ -1,0 +1,85 @@
+"""Which corpora one ``rca eval`` run scores, and loading them.
+
+A corpus spec is ``(label, directory or None for the stored corpus, ignore_signals)``.
+``--suite`` is the honest comparison of issue 15: the bundled corpus the defaults were
+developed on next to one they were not (``corpora/independent``, when present), with and
+without ``signals``; everything from files, so it needs no stored corpus.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rca.evaluation.run import load_index
+from rca.retrieval.index import CorpusIndex, index_from_runbooks
+
+__all__ = ["INDEPENDENT", "CorpusSpec", "corpus_specs", "load_corpora"]
+
+CorpusSpec = tuple[str, Path | None, bool]
+INDEPENDENT = Path(__file__).resolve().parents[2] / "corpora" / "independent"
+
+
+def _label(directory: Path | None, ignore_signals: bool) -> str:
+    from rca.corpus.files import bundled_runbook_dir
+
+    if directory is None:
+        name = "stored"
+    elif directory.resolve() == bundled_runbook_dir().resolve():
+        name = "bundled"
+    else:
+        name = directory.name
+    return f"{name} (no signals)" if ignore_signals else name
+
+
+def corpus_specs(
+    directories: list[Path] | None, ignore_signals: bool, suite: bool
+) -> list[CorpusSpec]:
+    """The corpora to score, in report order (labels unique)."""
+    if suite:
+        from rca.corpus.files import bundled_runbook_dir
+
+        bundled = bundled_runbook_dir()
+        pairs: list[tuple[Path | None, bool]] = [(bundled, False)]
+        if INDEPENDENT.is_dir() and any(INDEPENDENT.glob("*.md")):
+            pairs += [(INDEPENDENT, False), (INDEPENDENT, True)]
+        pairs.append((bundled, True))
+    else:
+        given: list[Path | None] = [*directories] if directories else [None]
+        pairs = [(d, ignore_signals) for d in given]
+    specs: list[CorpusSpec] = []
+    seen: set[str] = set()
+    for directory, ignore in pairs:
+        label = _label(directory, ignore)
+        if label not in seen:
+            seen.add(label)
+            specs.append((label, directory, ignore))
+    return specs
+
+
+def load_corpora(specs: list[CorpusSpec]) -> tuple[dict[str, CorpusIndex], list[str]]:
+    """Index per label, and notes to print. A directory scored with and without signals is
+    embedded once: dropping ``signals`` changes no chunk text."""
+    indexes: dict[str, CorpusIndex] = {}
+    notes: list[str] = []
+    embedded: dict[Path, CorpusIndex] = {}
+    for label, directory, ignore in specs:
+        twin = embedded.get(directory.resolve()) if directory is not None else None
+        if directory is not None and twin is not None:
+            from rca.corpus import files
+
+            runbooks = files.load_directory(directory)
+            if ignore:
+                runbooks = files.without_signals(runbooks)
+            index = index_from_runbooks(runbooks, embed=False)
+            if index.chunk_texts == twin.chunk_texts:
+                index.embeddings = twin.embeddings
+            else:
+                index, _ = load_index(directory, ignore_signals=ignore)
+        else:
+            index, note = load_index(directory, ignore_signals=ignore)
+            if note:
+                notes.append(note)
+        if directory is not None:
+            embedded.setdefault(directory.resolve(), index)
+        indexes[label] = index
+    return indexes, notes
