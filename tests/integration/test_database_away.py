@@ -257,3 +257,18 @@ def test_metrics_still_show_the_spool_while_the_database_is_away(client, outage,
     assert value(samples, "rootcause_spool_bytes") > 0
     # The gauges read from the database are absent, not a 500 for the whole scrape.
     assert not [name for name, _ in samples if name == "rootcause_analysis_queue_depth"]
+
+
+def test_a_server_error_under_api_is_json_500_while_the_database_answers(rf):
+    """Django's own 500 page (a bug in a view or a middleware) never reaches an API client."""
+    from django.http import HttpResponseServerError
+
+    from webapp.database_down import DatabaseDownMiddleware
+
+    page = HttpResponseServerError("<h1>Server Error (500)</h1>")
+    answer = DatabaseDownMiddleware(lambda request: page)(rf.post("/api/v1/incidents"))
+    assert answer.status_code == 500
+    assert answer["Content-Type"].startswith("application/json")
+    assert "server's log" in json.loads(answer.content)["detail"][0]["msg"]
+    ui = DatabaseDownMiddleware(lambda request: page)(rf.get("/"))
+    assert ui is page  # pages keep Django's answer while the database answers
