@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 __all__ = ["FAILURE_CLASSES", "REQUIRED_SECTIONS", "Runbook", "RunbookError"]
 
-#: Root-cause ids of the failure taxonomy (shared/eval/README.md) plus ``serving`` for
-#: inference-serving failures (probes, pools, queues, caches, retrieval) outside it.
+#: Root-cause ids of the failure taxonomy (shared/eval/README.md), ``serving`` for
+#: inference-serving failures (probes, pools, queues, caches, retrieval) outside it, and
+#: the kinds the real-world set names beyond the taxonomy (eval/realworld/README.md).
 FAILURE_CLASSES: frozenset[str] = frozenset(
     {
         "cuda_oom",
@@ -39,6 +40,29 @@ FAILURE_CLASSES: frozenset[str] = frozenset(
         "version_incompatibility",
         "mixed_precision_overflow",
         "serving",
+        "adapter_config",
+        "cuda_library_mismatch",
+        "cudnn_init_memory",
+        "custom_object_deserialization",
+        "engine_build_config",
+        "engine_version_mismatch",
+        "fsdp_config",
+        "gpu_not_used",
+        "graph_capture_limit",
+        "label_out_of_range",
+        "missing_kernel_extension",
+        "model_file_format",
+        "non_strict_checkpoint_load",
+        "parallel_config",
+        "safe_to_ignore_warning",
+        "server_model_config",
+        "serving_config",
+        "shared_gpu_memory",
+        "shared_memory_ipc",
+        "tokenizer_config",
+        "unsupported_model_format",
+        "unsupported_operator",
+        "zero3_checkpoint",
     }
 )
 
