@@ -20,6 +20,7 @@ from ingest.api import router as ingest_router
 from ingest.api_parser import JsonBodyParser, refusal_behind
 from ingest.auth import ApiKeyAuth, unauthorised
 from ingest.errors import detail, error_response
+from ingest.otlp.openapi import SCHEMAS as OTLP_SCHEMAS
 from ingest.otlp.openapi import otlp_paths
 from rca.api import router as analysis_router
 
@@ -30,6 +31,7 @@ class _Api(NinjaAPI):
     def get_openapi_schema(self, *args: Any, **kwargs: Any) -> OpenAPISchema:
         schema = super().get_openapi_schema(*args, **kwargs)
         schema["paths"].update(otlp_paths())
+        schema["components"].setdefault("schemas", {}).update(OTLP_SCHEMAS)
         return schema
 
 

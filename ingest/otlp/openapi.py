@@ -9,10 +9,31 @@ from __future__ import annotations
 from typing import Any
 
 SPEC = "https://opentelemetry.io/docs/specs/otlp/#otlphttp"
-_STATUS = {
-    "type": "object",
-    "description": "A google.rpc.Status (protobuf when the request was protobuf).",
-    "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+_STATUS = {"$ref": "#/components/schemas/OtlpStatus"}
+#: Schemas the operations refer to, added to the document's components.
+SCHEMAS: dict[str, Any] = {
+    "OtlpStatus": {
+        "type": "object",
+        "title": "OtlpStatus",
+        "description": "A google.rpc.Status (protobuf when the request was protobuf).",
+        "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+    },
+    "OtlpExportResponse": {
+        "type": "object",
+        "title": "OtlpExportResponse",
+        "description": "An Export*ServiceResponse; `partialSuccess` only when some were "
+        "rejected (rejectedLogRecords or rejectedSpans, an int64 written as a string).",
+        "properties": {
+            "partialSuccess": {
+                "type": "object",
+                "properties": {
+                    "rejectedLogRecords": {"type": ["string", "integer"]},
+                    "rejectedSpans": {"type": ["string", "integer"]},
+                    "errorMessage": {"type": "string"},
+                },
+            }
+        },
+    },
 }
 _RETRY = {"Retry-After": {"schema": {"type": "string"}, "required": True}}
 
@@ -64,18 +85,7 @@ def _operation(signal: str, container: str, record: str, rejected: str) -> dict[
                     "that could not become incidents, with the reason.",
                     "content": {
                         "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "partialSuccess": {
-                                        "type": "object",
-                                        "properties": {
-                                            rejected: {"type": ["string", "integer"]},
-                                            "errorMessage": {"type": "string"},
-                                        },
-                                    }
-                                },
-                            }
+                            "schema": {"$ref": "#/components/schemas/OtlpExportResponse"}
                         },
                         "application/x-protobuf": {
                             "schema": {"type": "string", "format": "binary"}
