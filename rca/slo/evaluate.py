@@ -27,8 +27,14 @@ from rca.slo.models import SloBreach, SloRule
 log = logging.getLogger(__name__)
 
 
-def _open(project: Project, rule: SloRule, n: int, now: datetime) -> SloBreach | None:
-    """A new breach and its message; None when another evaluation opened it first."""
+def _reached(rule: SloRule, now: datetime) -> bool:
+    return count(rule, now, limit=rule.threshold) >= rule.threshold
+
+
+def _open(project: Project, rule: SloRule, now: datetime) -> SloBreach | None:
+    """A new breach and its message (with the full count); None when another evaluation
+    opened it first."""
+    n = count(rule, now)
     try:
         with transaction.atomic():
             breach = SloBreach.objects.create(
@@ -55,11 +61,11 @@ def evaluate(project: Project, now: datetime | None = None) -> list[SloBreach]:
     opened = []
     for rule in rules_of(project):
         breach = open_by_rule.get(rule.pk)
-        n = count(rule, now) if rule.enabled else 0
-        if n >= rule.threshold and breach is None and rule.enabled:
-            if (new := _open(project, rule, n, now)) is not None:
+        reached = rule.enabled and _reached(rule, now)
+        if reached and breach is None:
+            if (new := _open(project, rule, now)) is not None:
                 opened.append(new)
-        elif n < rule.threshold and breach is not None:
+        elif not reached and breach is not None:
             SloBreach.objects.filter(pk=breach.pk).update(ended_at=now)
     return opened
 
@@ -78,7 +84,7 @@ def evaluate_stored(project: Project, incidents: Sequence[Incident]) -> list[Slo
             continue
         if not any(matches(rule, i) for i in incidents):
             continue
-        if (n := count(rule, now)) >= rule.threshold and (new := _open(project, rule, n, now)):
+        if _reached(rule, now) and (new := _open(project, rule, now)):
             opened.append(new)
     return opened
 

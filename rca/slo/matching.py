@@ -49,8 +49,12 @@ def _incident_filter(rule: SloRule) -> Q:
     return q
 
 
-def count(rule: SloRule, now: datetime) -> int:
-    """Incidents within the window, or Alertmanager alerts firing now (distinct issues)."""
+def count(rule: SloRule, now: datetime, limit: int | None = None) -> int:
+    """Incidents within the window, or Alertmanager alerts firing now (distinct issues).
+
+    With `limit`, counting stops there: "is the threshold reached?" then reads at most
+    `threshold` rows, however large a storm fills the window (bench/slo_evaluation.py).
+    """
     if rule.signal == SloRule.Signal.ALERTS:
         firing = Incident.objects.filter(
             project_id=rule.project_id,
@@ -60,10 +64,10 @@ def count(rule: SloRule, now: datetime) -> int:
         )
         if rule.labels:
             firing = firing.filter(tags__contains=rule.labels)
-        return firing.values("issue_id").distinct().count()
+        issues = firing.values("issue_id").distinct()
+        return (issues[:limit] if limit else issues).count()
     since = now - timedelta(seconds=rule.window_seconds)
-    return (
-        Incident.objects.filter(project_id=rule.project_id, received_at__gte=since)
-        .filter(_incident_filter(rule))
-        .count()
+    matching = Incident.objects.filter(project_id=rule.project_id, received_at__gte=since).filter(
+        _incident_filter(rule)
     )
+    return (matching[:limit] if limit else matching).count()
