@@ -49,6 +49,18 @@ class SloRuleForm(forms.ModelForm):  # type: ignore[type-arg]  # generic only in
     threshold = forms.IntegerField(min_value=1, max_value=1_000_000)
     window_seconds = forms.IntegerField(min_value=1, max_value=MAX_WINDOW_SECONDS)
 
+    field_order = [
+        "name",
+        "condition",
+        "signal",
+        "error_types_text",
+        "message_contains",
+        "labels_text",
+        "threshold",
+        "window_seconds",
+        "enabled",
+    ]
+
     class Meta:
         model = SloRule
         fields = [
