@@ -49,6 +49,13 @@ _UNSETS = linear(
     ignore_case=True,
 )
 _BOLD = linear(r"\*\*(?P<action>.+?)\*\*", dotall=True)
+#: The value an action gives an option right after naming it: ``=True``, `` to 4096``.
+_GIVEN = linear(
+    r"[`'\"]?\s*(?:(?:=|:)\s*[`'\"]?(?P<value>[\w.-]+)"
+    r"|\s+to\s+[`'\"]?(?P<to>\d[\w.]*|true|false|on|off|none)\b)",
+    ignore_case=True,
+)
+_ON = frozenset({"true", "1", "on", "yes", "enabled"})
 
 
 @dataclass(frozen=True)
@@ -147,16 +154,17 @@ def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
 
 
 def _sets_again(action: str, option: str, value: str) -> bool:
-    """Whether ``action`` turns ``option`` on (to ``value``) rather than changing it."""
-    lowered = action.lower()
-    at = lowered.find(option.lower())
+    """Whether ``action`` turns ``option`` on again (to the value it already has) rather
+    than changing it: a new value, or words that turn it off, are a change."""
+    at = action.lower().find(option.lower())
     if at < 0:
         return False
-    after = action[at + len(option) : at + len(option) + 40].lstrip("`'\" ")
-    if after[:1] in "=:":
-        given = after[1:].strip("`'\" ").split()[0].strip("`'\".,;)") if after[1:].strip() else ""
-        return not value or given.lower() == value.lower()
-    return not _UNSETS.search(action)
+    given = _GIVEN.match(action, at + len(option))
+    already_on = not value or value.lower() in _ON
+    if given:
+        new = (given.group("value") or given.group("to") or "").lower()
+        return new == value.lower() or (not value and new in _ON)
+    return already_on and not _UNSETS.search(action)
 
 
 def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises) -> list[str]:

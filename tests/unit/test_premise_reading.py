@@ -6,6 +6,7 @@ an answer without raising; and the rules must hold on texts they were not writte
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,3 +88,40 @@ def test_a_placeholder_in_a_suggestion_fails_validation_whoever_wrote_it() -> No
     check = validate(draft, ctx)
     assert not check.ok and not check.placeholders_ok
     assert "placeholder" in " ".join(check.complaints)
+
+
+@pytest.mark.parametrize(
+    ("action", "contradicted"),
+    [
+        ("Set `find_unused_parameters=True` in DistributedDataParallel.", True),
+        ("Pass find_unused_parameters to DistributedDataParallel.", True),
+        ("Set find_unused_parameters to True on the wrapper.", True),
+        ("Set `find_unused_parameters=False` and freeze the unused head.", False),
+        ("Turn off find_unused_parameters while checkpointing.", False),
+        ("Remove the parameters that never reach the loss.", False),
+    ],
+)
+def test_an_option_already_on_may_be_changed_but_not_set_again(
+    action: str, contradicted: bool
+) -> None:
+    ctx = AnalysisContext(
+        error_type="RuntimeError",
+        message=dev_case("ra001")["message"]
+        + " Since `find_unused_parameters=True` is enabled, this likely means that not all"
+        " `forward` outputs participate in computing loss.",
+        evidence=evidence(("ddp-unused-parameters", 0.9)),
+    )
+    draft = Draft(action, "Because of the message.", "ddp-unused-parameters", 0.5, "openai", "m")
+    assert validate(draft, ctx).premises_ok is not contradicted
+
+
+@pytest.mark.parametrize(
+    ("action", "contradicted"),
+    [("Set max_length to 20 in generate().", True), ("Set max_length to 4096.", False)],
+)
+def test_an_option_with_a_value_is_contradicted_only_by_the_same_value(
+    action: str, contradicted: bool
+) -> None:
+    ctx = AnalysisContext(error_type="ValueError", message="`max_length` is already set to 20.")
+    draft = Draft(action, "Because of the message.", "", 0.5, "openai", "m")
+    assert validate(draft, ctx).premises_ok is not contradicted
