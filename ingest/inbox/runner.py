@@ -3,6 +3,9 @@
 It LISTENs on the channel the accept notifies (`write.CHANNEL`), so a new row is processed
 within milliseconds, and polls every RCA_INBOX_POLL seconds besides: a notification is lost
 while the processor is disconnected, and rows accepted then must not wait for the next one.
+For a moment after any activity it looks every `write.WAKE_EVERY` seconds instead: a web
+process sends at most one wake-up per WAKE_EVERY, so a row committed just after one was
+sent has none of its own.
 While the database is away it retries with a backoff (one log line per outage) and
 LISTENs again on the new connection. SIGTERM or SIGINT stops it between two transactions,
 within one poll interval: the claim at hand commits or rolls back whole, never half.
@@ -21,7 +24,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, connection
 
 from ingest.inbox.process import process_pending
-from ingest.inbox.write import CHANNEL, replay_write
+from ingest.inbox.write import CHANNEL, WAKE_EVERY, replay_write
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ class Runner:
         self.poll, self.batch, self.alive_file = poll, batch, alive_file
         self.stop = threading.Event()
         self._listening: Any = None  # the psycopg connection that LISTENs
+        self._active_at = 0.0  # monotonic time rows were last processed or a wake came
 
     def stop_on_signals(self) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -82,9 +86,12 @@ class Runner:
                 break
         self._touch()
         if done:
+            self._active_at = time.monotonic()
             log.debug("processed %d inbox rows", done)
         else:
-            self._wait()
+            recently = time.monotonic() - self._active_at < 2 * WAKE_EVERY
+            if self._wait(min(self.poll, WAKE_EVERY) if recently else self.poll):
+                self._active_at = time.monotonic()
         return done
 
     def _listen(self) -> None:
@@ -97,10 +104,10 @@ class Runner:
                 cursor.execute(f"LISTEN {CHANNEL}")
             self._listening = conn
 
-    def _wait(self) -> None:
-        """Until a notification arrives or `poll` seconds pass (or a stop is asked for)."""
+    def _wait(self, seconds: float) -> bool:
+        """Until a notification arrives (True) or `seconds` pass (or a stop is asked for)."""
         conn = self._listening
-        deadline = time.monotonic() + self.poll
+        deadline = time.monotonic() + seconds
         while not self.stop.is_set() and (left := deadline - time.monotonic()) > 0:
             # Short waits, so that a stop is seen soon even with a long poll interval. The
             # wrapper makes a lost connection Django's OperationalError, as for queries.
@@ -111,7 +118,8 @@ class Runner:
                     # (a second call: the generator holds the connection's lock until it ends).
                     for _ in conn.notifies(timeout=0):
                         pass
-                    return
+                    return True
+        return False
 
     def _disconnect(self) -> None:
         self._listening = None

@@ -261,11 +261,11 @@ def test_the_processor_stops_cleanly_on_sigterm_and_comes_back_after_losing_its_
         assert cursor.fetchall() == [(True,)]
     resp = post(live_server, tenant, shape_error(batch=2))
     assert resp.status_code == 202
-    wait_for(lambda: found(live_server, tenant, resp.json()["event_id"]), timeout=20)
+    wait_for(lambda: found(live_server, tenant, resp.json()["event_id"]), timeout=60)
     assert "the database is away" in proc.log()
 
     proc.proc.terminate()
-    assert proc.proc.wait(10) == 0
+    assert proc.proc.wait(30) == 0
     assert "stopped" in proc.log()
 
 
