@@ -17,6 +17,15 @@ from rca.evaluation.ablation import PARTS
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 
 
+def _cases(tmp_path: Path, count: int = 6) -> Path:
+    """The first ``count`` dev cases: enough for folds, light enough for a loaded machine
+    (the ablation re-embeds every case once per evidence part and corpus)."""
+    lines = DEV_CASES.read_text(encoding="utf-8").splitlines()[:count]
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def _corpus(directory: Path, names: tuple[str, ...]) -> Path:
     directory.mkdir()
     for name in names:
@@ -32,7 +41,7 @@ def test_two_corpora_cross_validated_and_ablated_in_one_json_report(tmp_path: Pa
     )
     out = io.StringIO()
     call_command(
-        "rca", "eval", str(DEV_CASES), "--corpus", str(first), "--corpus", str(second),
+        "rca", "eval", str(_cases(tmp_path)), "--corpus", str(first), "--corpus", str(second),
         "--cv", "3", "--ablation", "--mode", "hybrid", "--json", stdout=out,
     )  # fmt: skip
     report = json.loads(out.getvalue())
@@ -42,11 +51,11 @@ def test_two_corpora_cross_validated_and_ablated_in_one_json_report(tmp_path: Pa
     assert report["corpora"]["second"]["runbooks"] == 2
     for corpus in report["corpora"].values():
         run = corpus["runs"][default]
-        assert {"hit@1", "hit@3", "mrr@5", "empty"} <= set(run) and run["cases"] == 30
+        assert {"hit@1", "hit@3", "mrr@5", "empty"} <= set(run) and run["cases"] == 6
     cv = report["cv"]
     assert cv["run"] == default and cv["folds"] == 3 and len(cv["chosen"]) == 3
     # every case is scored exactly once, on the fold it was held out of
-    assert all(m["cases"] == 30 for m in cv["corpora"].values())
+    assert all(m["cases"] == 6 for m in cv["corpora"].values())
     assert set(report["ablation"]) == {"(all evidence)", *PARTS}
     assert (
         report["ablation"]["(all evidence)"]["first"] == report["corpora"]["first"]["runs"][default]
@@ -58,9 +67,9 @@ def test_text_report_compares_corpora_and_shows_the_cross_validated_row(tmp_path
     first = _corpus(tmp_path / "first", ("cuda-oom-inference.md", "nccl-timeout-watchdog.md"))
     out = io.StringIO()
     call_command(
-        "rca", "eval", str(DEV_CASES), "--corpus", str(first), "--ignore-signals",
+        "rca", "eval", str(_cases(tmp_path)), "--corpus", str(first), "--ignore-signals",
         "--cv", "2", "--mode", "bm25", stdout=out,
     )  # fmt: skip
     text = out.getvalue()
-    assert "== first (no signals): 30 cases" in text
+    assert "== first (no signals): 6 cases" in text
     assert "(2-fold CV)" in text and "weights chosen per fold" in text
