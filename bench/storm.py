@@ -14,9 +14,16 @@ error, and measures:
 * `slack`: the project's webhook points at a local server speaking Slack's incoming-webhook
   protocol (`SlackReceiver`); for a new error posted on the quiet stack before the storm,
   one posted halfway through it and one after it, seconds from its POST to its "New issue"
-  and "Suggested fix" messages, or to the digest that named it instead (more than
-  RCA_SLACK_DIGEST_THRESHOLD new issues within RCA_SLACK_DIGEST_WINDOW_MINUTES fold into
-  one digest, sent when the window ends; a folded issue's suggestion is not sent at all).
+  and "Suggested fix" messages, or to the digest that named it instead. The storm's own
+  issues open at once, a burst: RCA_SLACK_BURST_LIMIT of them are announced and the rest
+  folded into one digest, sent when RCA_SLACK_DIGEST_WINDOW_MINUTES end; a new error that
+  opens RCA_SLACK_BURST_SECONDS after the burst is announced on its own (rca/notify).
+  `slack_messages` counts what the channel got, by kind.
+
+Sized by BENCH_STORM_N (20,000), BENCH_STORM_ISSUES (20), BENCH_BATCH (200) and
+BENCH_CLIENTS (8). When ingest answers before storing (an inbox processor,
+`manage.py process_inbox`, stores what was accepted), the stack runs one, as `make run`
+does, and a new error's id is looked up by its event id.
 
 Ends with one JSON line. Runs on its own cluster under .data/bench (bench/_env.py).
 """
@@ -26,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -101,8 +109,10 @@ class Stack:
             "RCA_RATE_LIMIT_PER_MINUTE": "6000000",
             "RCA_RATE_LIMIT_BURST": "100000",
         }
-        celery = [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--loglevel", "INFO"]
-        celery += ["--concurrency", "1", "--without-mingle", "--without-gossip"]
+        base = [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--loglevel", "INFO"]
+        base += ["--without-mingle", "--without-gossip"]
+        celery = [*base, "--concurrency", "1"]
+        notify = settings.RCA_QUEUE_NOTIFY
         from webapp.supervisor import gunicorn_argv
 
         fresh = settings.RCA_QUEUE_FRESH
@@ -110,7 +120,12 @@ class Stack:
             "web": gunicorn_argv(port, "--worker-class", "gthread", "--threads", "4"),
             "worker": [*celery, "-n", "general@%h"],  # every queue (CELERY_TASK_QUEUES)
             "fresh": [*celery, "-Q", fresh, "-n", f"{fresh}@%h"],
+            # Slack only, as `make run` starts it: threads, no model.
+            "notify": [*base, "-Q", notify, "--pool", "threads", "--concurrency", "4"]
+            + ["-n", f"{notify}@%h"],
         }
+        if (_env.REPO / "ingest/management/commands/process_inbox.py").exists():
+            self.commands["inbox"] = [sys.executable, "manage.py", "process_inbox"]
         self.logs = {name: logs / f"storm-{name}.log" for name in self.commands}
         self.procs = {
             name: subprocess.Popen(
@@ -177,13 +192,16 @@ def main() -> None:
     stack = Stack(port, Path(os.environ["RCA_DATA_DIR"]))
     slack = SlackReceiver()
     try:
-        wait(lambda: all(" ready." in stack.log(w) for w in ("worker", "fresh")), 120)
+        wait(lambda: all(" ready." in stack.log(w) for w in ("worker", "fresh", "notify")), 120)
         wait(lambda: healthy(base), 60)
-        # Warm-up, not measured: each worker loads its embedding model on its first analysis.
-        for k in range(ISSUES, ISSUES + 6):
-            pk = post_one(base, headers, incident(k, service="warmup"))
-            wait(lambda pk=pk: suggestion(base, headers, pk), 180)
-            if all("succeeded" in stack.log(w) for w in ("worker", "fresh")):
+        # Warm-up, not measured: each worker loads its embedding model on its first analysis;
+        # two new issues at a time, so that the general worker takes one while fresh is busy.
+        analysed = re.compile(r"analyse_incident\[[^\]]+\] succeeded")
+        for k in range(ISSUES, ISSUES + 12, 2):
+            pks = [post_one(base, headers, incident(j, service="warmup")) for j in (k, k + 1)]
+            for pk in pks:
+                wait(lambda pk=pk: suggestion(base, headers, pk), 300)
+            if all(analysed.search(stack.log(w)) for w in ("worker", "fresh")):
                 break
         warm = {w: round(stack.rss_mb(w)) for w in ("worker", "fresh")}
         warm_ids = set(Incident.objects.filter(project=project).values_list("pk", flat=True))
@@ -264,7 +282,7 @@ def main() -> None:
         sent["digest_sizes"] = slack.digest_sizes()  # issues per digest, the probes among them
         analyses = Analysis.objects.filter(incident__in=storm).count()
         statuses = sorted(set(storm.values_list("analysis_status", flat=True)))
-        rss = {w: round(stack.rss_mb(w)) for w in ("worker", "fresh", "web")}
+        rss = {w: round(stack.rss_mb(w)) for w in ("worker", "fresh", "notify", "web")}
         # Inside the stack, without the HTTP queueing of a saturated web server: stored ->
         # analysis finished, per new error (the POST and the polling add the rest).
         inside = {
@@ -337,9 +355,23 @@ def post_batch(base: str, headers: dict[str, str], chunk: list[dict[str, Any]]) 
 
 
 def post_one(base: str, headers: dict[str, str], payload: dict[str, Any]) -> int:
+    """POST one incident; its id, looked up by event id when the answer came before storing."""
     resp = requests.post(f"{base}/api/v1/incidents", json=payload, headers=headers, timeout=30)
     resp.raise_for_status()
-    return int(resp.json()["incident_id"])
+    body = resp.json()
+    if body.get("incident_id") is not None:
+        return int(body["incident_id"])
+
+    def stored() -> int | None:
+        found = requests.get(
+            f"{base}/api/v1/incidents",
+            params={"event_id": body["event_id"]},
+            headers=headers,
+            timeout=10,
+        ).json()
+        return int(found["results"][0]["id"]) if found.get("results") else None
+
+    return int(wait(stored, 120, interval=0.02))
 
 
 def suggestion(base: str, headers: dict[str, str], incident_id: int) -> bool:

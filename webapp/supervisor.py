@@ -344,8 +344,10 @@ def children(port: int, data_dir: Path) -> list[Child]:
 
     The general worker consumes every queue; a second one only the fresh queue, so a new
     failure is analysed at once however long the repeat queue is (each holds its own
-    embedding model, ~300 MB: README, "Queues"). Slack messages (the notify queue) are the
-    general worker's: a Slack that hangs can hold it, never the fresh one."""
+    embedding model, ~300 MB: README, "Queues"). Slack messages (the notify queue) get a
+    third, light worker (threads, no model): neither an analysis under way nor a model
+    loading delays them, and a Slack that hangs holds one of its threads, never the fresh
+    worker, which sends none."""
     from django.conf import settings
 
     fresh = settings.RCA_QUEUE_FRESH
@@ -354,6 +356,9 @@ def children(port: int, data_dir: Path) -> list[Child]:
     worker += ["--schedule", str(data_dir / "celerybeat-schedule")]
     fresh_worker = [*celery, "--loglevel", "INFO", "--concurrency", "1", "-Q", fresh]
     fresh_worker += ["-n", f"{fresh}@%h"]
+    notify = settings.RCA_QUEUE_NOTIFY
+    notify_worker = [*celery, "--loglevel", "INFO", "-Q", notify, "--pool", "threads"]
+    notify_worker += ["--concurrency", "4", "-n", f"{notify}@%h"]
     quiet_worker = {
         "TQDM_DISABLE": "1",  # model loading bars; the corpus embedding logs its own progress
         # A developer machine or CI container runs as root; production images do not.
@@ -365,6 +370,7 @@ def children(port: int, data_dir: Path) -> list[Child]:
     return [
         Child("worker", worker, quiet_worker),
         Child("fresh", fresh_worker, quiet_worker),
+        Child("notify", notify_worker, quiet_worker),
         Child("inbox", inbox),
         Child("web", [*web, "--log-level", "warning"]),
     ]

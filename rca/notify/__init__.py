@@ -17,13 +17,13 @@ turns up while the storm runs. So:
   its analysis ends, **unless its burst or the window is used up**. With
   B = RCA_SLACK_BURST_LIMIT (2), S = RCA_SLACK_BURST_SECONDS (5), N =
   RCA_SLACK_DIGEST_THRESHOLD (5) and M = RCA_SLACK_DIGEST_WINDOW_MINUTES (5), per project
-  and webhook: it gets its own messages when fewer than B new issues were announced in the
-  last S seconds and fewer than N in the last M minutes. New issues that open within
-  seconds of one another (a deploy breaking twenty things at once) share a cause; the
-  first B of them are announced and the rest are folded. Because a burst takes at most B
-  of the window's N messages, a new failure that opens S seconds or more after the burst
-  still gets its own messages, up to N per window in all: the bound on what any storm of
-  *different* new issues can post;
+  and webhook: it gets its own messages when fewer than B of the issues that opened in the
+  S seconds before it were announced, and fewer than N new issues in the last M minutes.
+  New issues that open within seconds of one another (a deploy breaking twenty things at
+  once) share a cause; the first B of them are announced and the rest are folded. Because
+  a burst takes at most B of the window's N messages, a new failure that opens S seconds
+  or more after the burst still gets its own messages, up to N per window in all: the
+  bound on what any storm of *different* new issues can post;
 * **folded issues go into one digest**: the first folded issue opens it; it stays open for
   M minutes, then is sent once, listing every issue that joined it ("17 more new issues").
   A later folded issue opens the next digest. A folded issue's suggestion is not sent (the

@@ -124,7 +124,7 @@ def _notify_issue(issue_id: int, kind: str, occurrence: str = "") -> Notificatio
     )
     if not created:
         return n
-    if kind == Kind.NEW_ISSUE and _over_threshold(n):
+    if kind == Kind.NEW_ISSUE and _over_threshold(n, issue):
         digest = _open_digest(n.project_id, target)
         update_row(n, status=Status.SUPPRESSED, payload={"digest": digest.pk})
         log.info("notification %s: issue %s folded into digest %s", n.pk, issue_id, digest.pk)
@@ -134,24 +134,26 @@ def _notify_issue(issue_id: int, kind: str, occurrence: str = "") -> Notificatio
     return n
 
 
-def _over_threshold(n: Notification) -> bool:
-    """Fold `n` into the digest: the window's messages are used up, or this burst's are.
+def _over_threshold(n: Notification, issue: Issue) -> bool:
+    """Fold `n` into the digest: the window's messages are used up, or its burst's are.
 
-    Counts only new-issue messages sent on their own (queued, sent or failed), never the
-    folded ones: a burst that keeps opening issues does not extend itself, and once
-    RCA_SLACK_BURST_SECONDS pass without an announced one, the next new issue is announced.
-    Time and counts only, nothing of the error's text or service.
+    Counts only new-issue messages announced on their own (queued, sent or failed), never
+    the folded ones. The window is when they were announced; the burst is when their
+    issues opened (`first_seen`, the server's clock), so a burst stored in one transaction
+    stays one burst however long writing its notifications takes. Once an issue opens
+    RCA_SLACK_BURST_SECONDS after the last announced one, it is announced (window
+    permitting). Times and counts only, nothing of the error's text or service.
     """
-    now = timezone.now()
-    window = now - timedelta(minutes=settings.RCA_SLACK_DIGEST_WINDOW_MINUTES)
-    burst = now - timedelta(seconds=settings.RCA_SLACK_BURST_SECONDS)
+    window_length = timedelta(minutes=settings.RCA_SLACK_DIGEST_WINDOW_MINUTES)
+    burst_length = timedelta(seconds=settings.RCA_SLACK_BURST_SECONDS)
+    window = Q(created_at__gte=timezone.now() - window_length)
+    burst = Q(issue__first_seen__gte=issue.first_seen - burst_length)
     singles = (
-        Notification.objects.filter(
-            project_id=n.project_id, target=n.target, kind=Kind.NEW_ISSUE, created_at__gte=window
-        )
+        Notification.objects.filter(project_id=n.project_id, target=n.target, kind=Kind.NEW_ISSUE)
+        .filter(window | burst)
         .exclude(status=Status.SUPPRESSED)
         .exclude(pk=n.pk)
-        .aggregate(window=Count("pk"), burst=Count("pk", filter=Q(created_at__gte=burst)))
+        .aggregate(window=Count("pk", filter=window), burst=Count("pk", filter=burst))
     )
     threshold: int = settings.RCA_SLACK_DIGEST_THRESHOLD
     burst_limit: int = settings.RCA_SLACK_BURST_LIMIT

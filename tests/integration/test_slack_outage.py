@@ -1,10 +1,11 @@
 """A Slack that hangs holds Slack messages only: new failures are analysed all the same.
 
-Two workers as `make run` starts them: a general one on every queue and one on the fresh
-queue only. They run on queues of this test's own (so the session's worker cannot take
-their messages), routed by the product's own table, `RCA_TASK_QUEUES`, with each queue
-renamed: if that table put Slack messages on the fresh queue again, both workers would
-sit in hung sends and the last error would never be analysed.
+Two of `make run`'s workers: the general one on every queue (with no notify worker running,
+it sends the Slack messages itself) and the one on the fresh queue only. They run on queues
+of this test's own (so the session's worker cannot take their messages), routed by the
+product's own table, `RCA_TASK_QUEUES`, with each queue renamed: if that table put Slack
+messages on the fresh queue again, both workers would sit in hung sends and the last error
+would never be analysed.
 """
 
 from __future__ import annotations

@@ -114,7 +114,8 @@ def new_error(error_type: str) -> dict[str, Any]:
 
 
 def store_after_the_burst(project: Project, payload: dict[str, Any], since: float) -> Incident:
-    """Store `payload` once BURST_SECONDS have passed since `since` (the rule's only input)."""
+    """Store `payload` once BURST_SECONDS have passed since `since`, when the issues before
+    it had opened (their `first_seen`: the rule reads nothing else of them)."""
     time.sleep(max(0.0, since + BURST_SECONDS + 0.1 - time.monotonic()))
     [stored] = store_incidents(project, [payload])
     assert stored.new_issue
@@ -130,8 +131,8 @@ def test_a_new_error_during_a_storm_is_announced_alone_with_its_suggestion(
     project, channel, celery_worker
 ) -> None:
     payloads = [occurrence(kind) for _ in range(PER_ISSUE) for kind in range(ISSUES)]
-    burst_at = time.monotonic()
     store_incidents(project, payloads[:100])  # all six issues open here: one burst
+    burst_at = time.monotonic()  # they opened (first_seen) before this
     storm = list(Issue.objects.filter(project=project).order_by("pk"))
     assert len(storm) == ISSUES
     for start in range(100, len(payloads), 100):  # repeats of them while it lasts
