@@ -95,7 +95,7 @@ def _ready(url: str) -> bool:
 
 def test_a_real_alertmanager_fires_and_resolves_an_issue(alertmanager):
     tenant, url = alertmanager
-    starts = datetime.now(UTC).replace(microsecond=0)
+    starts = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
     alert = {
         "labels": {"alertname": "ModelP99LatencyHigh", "job": "vllm", "severity": "page"},
         "annotations": {"summary": "P99 latency of vllm is 3.1 s"},
