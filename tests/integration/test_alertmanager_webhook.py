@@ -181,3 +181,13 @@ def test_a_resolve_finds_its_firing_still_waiting_in_the_inbox(client, tenant):
     assert resp.json()["resolved"] == 1
     assert Issue.objects.get(project=tenant.project).status == "resolved"
     assert not InboxItem.objects.exists()
+
+
+def test_a_body_over_the_ingest_limit_is_refused_before_parsing(client, tenant, settings):
+    settings.RCA_MAX_BODY_BYTES = 4000
+    big = alert()
+    big["annotations"]["description"] = "x" * 5000
+    resp = post(client, tenant, notification(big))
+    assert resp.status_code == 413
+    assert resp.json()["detail"][0]["loc"] == ["body"]
+    assert not Incident.objects.exists()
