@@ -13,19 +13,31 @@ machine moves the figures but not much their ratios. Four paths, the same failur
   scratch table: the floor cost of durably storing one, with no validation, parsing,
   grouping or enqueueing (target >= 1.0x).
 
-Every incident is scrubbed, parsed, grouped, stored and queued for analysis. Then the storm
-of bench/storm.py (bench/storm_analyses.py): analyses run for 20,000 incidents of 20
-issues (target <= 40). Ends with one JSON line; the embedded broker, as `make run`.
+The real accept-then-process path, as `make run` runs it: each server runs with one
+`manage.py process_inbox` beside it, sharing the 2 cores, which stores what the requests
+accepted (scrub, parse, group, store, queue the analysis). Per path: the accept rate, then
+how long the processor took to drain the inbox after the last answer, and the accept ->
+stored latency of every incident (its answer's time to its `received_at`; p50/p95). The
+client is stdlib `http.client`, one kept-alive connection per thread (TOOLCHAIN.md:
+`requests` cannot reach the floor on 2 cores). Then the storm of bench/storm.py
+(bench/storm_analyses.py): analyses run for 20,000 incidents of 20 issues (target <= 40).
+Ends with one JSON line; the embedded broker, as `make run`.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import statistics
 import subprocess
+import sys
+import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 import _env
 import sentry_envelopes
@@ -33,14 +45,12 @@ from storm_analyses import storm_analyses
 
 from webapp.supervisor import gunicorn_argv
 
-if TYPE_CHECKING:
-    from ingest.models import Project
-
 N = int(os.environ.get("BENCH_N", "2000"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
 BATCH = int(os.environ.get("BENCH_BATCH", "100"))
 # Batches go fast: more incidents than the single path, so a run lasts seconds, not 0.7 s.
 BATCH_N = int(os.environ.get("BENCH_BATCH_N", "10000"))
+STORM = os.environ.get("BENCH_STORM", "1") != "0"  # 0: skip the storm (minutes) while iterating
 WARM = 50  # incidents sent before timing each path: connections, caches
 
 
@@ -51,6 +61,7 @@ def payloads(n: int) -> list[dict]:
         message = f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
         out.append(
             {
+                "event_id": uuid.uuid4().hex,  # as SDKs send one
                 "service": f"svc-{i % 5}",
                 "error_type": "RuntimeError",
                 "message": message,
@@ -67,93 +78,152 @@ def payloads(n: int) -> list[dict]:
     return out
 
 
-def wait_http(url: str, timeout: float = 30) -> None:
-    import requests
+@dataclass
+class Phase:
+    """One path's run: its rate, and for ingest paths when each event id was answered."""
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    rate: float
+    accepted_at: dict[str, float] = field(default_factory=dict)  # event id -> time.time()
+    last_answer: float = 0.0
+    drain_s: float = 0.0  # from the last answer until the inbox was empty
+    p50_ms: float = 0.0  # accept -> stored
+    p95_ms: float = 0.0
+
+
+class Stack:
+    """gunicorn (2 workers x 4 threads) plus one inbox processor, as `make run` runs them."""
+
+    def __init__(self) -> None:
+        self.port = _env.free_port()
+        env = {**os.environ, "RCA_RATE_LIMIT_PER_MINUTE": "6000000"}
+        env |= {"RCA_RATE_LIMIT_BURST": "100000", "RCA_INGEST_INLINE": "false"}
+        web = gunicorn_argv(self.port, "--worker-class", "gthread", "--threads", "4")
+        self.procs = [
+            subprocess.Popen([*web, "--log-level", "warning"], cwd=_env.REPO, env=env),
+            subprocess.Popen(
+                [sys.executable, "manage.py", "process_inbox"],
+                cwd=_env.REPO,
+                env={**env, "LOG_LEVEL": "WARNING"},
+            ),
+        ]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                request(http.client.HTTPConnection("127.0.0.1", self.port), "GET", "/healthz")
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise TimeoutError("the server did not answer /healthz")
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            proc.wait(20)
+
+
+def request(
+    conn: http.client.HTTPConnection,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, bytes]:
+    """One request on a kept-alive connection; once more on a new one if the server had
+    closed it while idle (gunicorn's keep-alive timeout), as `requests` would."""
+    for attempt in (1, 2):
         try:
-            requests.get(url, timeout=1)
-            return
-        except requests.RequestException:
-            time.sleep(0.2)
-    raise TimeoutError(url)
+            conn.request(method, path, body=body, headers=headers or {})
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            conn.close()
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
-def bench_http(work: list, project: Project, key: str, mode: str) -> float:
+def bench_http(work: list, project: Any, key: str, mode: str) -> Phase:
     """Requests/s for `mode`, each request carrying one item of `work` (counted per incident).
 
-    `healthz`: `GET /healthz` (touches nothing) once per item, the per-request floor of
-    this server and client; `single`: one incident per `POST /api/v1/incidents`;
-    `envelope`: one gzipped Sentry envelope (bytes) per `POST /api/<project>/envelope/`,
-    DSN key in `X-Sentry-Auth`; `batch`: lists of incidents to `POST /api/v1/incidents/batch`.
+    `healthz`: `GET /healthz` once per item, the per-request floor of this server and client;
+    `single`: one incident (JSON bytes) per `POST /api/v1/incidents`; `envelope`: one gzipped
+    Sentry envelope per `POST /api/<project>/envelope/`, DSN key in `X-Sentry-Auth`;
+    `batch`: JSON bytes of BENCH_BATCH incidents per `POST /api/v1/incidents/batch`.
     """
-    import threading
-
-    import requests
-
-    port = _env.free_port()
-    server = subprocess.Popen(
-        gunicorn_argv(
-            port, "--worker-class", "gthread", "--threads", "4", "--log-level", "warning"
-        ),
-        cwd=_env.REPO,
-        env={
-            **os.environ,
-            "RCA_RATE_LIMIT_PER_MINUTE": "6000000",
-            "RCA_RATE_LIMIT_BURST": "100000",
-        },
-    )
-    base = f"http://127.0.0.1:{port}"
-    bearer = {"Authorization": f"Bearer {key}"}
+    stack = Stack()
+    local = threading.local()
+    bearer = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     sentry = {
         "Content-Type": "application/x-sentry-envelope",
         "Content-Encoding": "gzip",
         "User-Agent": f"sentry.python/{sentry_envelopes.SDK['version']}",
         "X-Sentry-Auth": sentry_envelopes.auth_header(project.sentry_key),
     }
-    local = threading.local()
+    routes = {
+        "healthz": ("GET", "/healthz", {}, 200),
+        "single": ("POST", "/api/v1/incidents", bearer, 202),
+        "envelope": ("POST", f"/api/{project.pk}/envelope/", sentry, 200),
+        "batch": ("POST", "/api/v1/incidents/batch", bearer, 202),
+    }
+    method, path, headers, expected = routes[mode]
+    accepted_at: dict[str, float] = {}
 
-    def session() -> requests.Session:
-        if not hasattr(local, "session"):
-            local.session = requests.Session()
-        return local.session
-
-    def send(item: Any) -> int:
+    def send(body: bytes | None) -> int:
         """1 if the request was accepted as the endpoint documents, else 0."""
-        s = session()
-        if mode == "healthz":
-            return int(s.get(f"{base}/healthz", timeout=30).status_code == 200)
-        if mode == "single":
-            resp = s.post(f"{base}/api/v1/incidents", json=item, headers=bearer, timeout=30)
-            return int(resp.status_code == 202)
-        if mode == "envelope":
-            resp = s.post(
-                f"{base}/api/{project.pk}/envelope/", data=item, headers=sentry, timeout=30
-            )
-            return int(resp.status_code == 200 and len(resp.json()["ids"]) == 1)
-        resp = s.post(
-            f"{base}/api/v1/incidents/batch", json={"incidents": item}, headers=bearer, timeout=60
-        )
-        return int(resp.status_code == 202 and resp.json()["accepted"] == len(item))
+        if not hasattr(local, "conn"):
+            local.conn = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=60)
+        status, answer = request(local.conn, method, path, body, headers)
+        if status != expected:
+            return 0
+        if mode != "healthz":
+            now, data = time.time(), json.loads(answer)
+            if mode == "batch":
+                ids = [r["event_id"] for r in data["results"] if r["status"] == 202]
+            else:
+                ids = [data["event_id"] if mode == "single" else data["id"]]
+            accepted_at.update(dict.fromkeys(ids, now))  # one dict op: atomic under the GIL
+        return 1
 
     try:
-        wait_http(f"{base}/healthz")
-        size = BATCH if mode == "batch" else 1
-        requests_ = [work[i : i + size] for i in range(0, len(work), size)] if size > 1 else work
         with ThreadPoolExecutor(CLIENTS) as pool:  # warm-up: connections, caches
-            warm = warm_requests(size)
-            list(pool.map(send, requests_[:warm]))
-            timed = requests_[warm:]
+            warm = warm_requests(BATCH if mode == "batch" else 1)
+            list(pool.map(send, work[:warm]))
+            accepted_at.clear()
+            timed = work[warm:]
             start = time.perf_counter()
             ok = sum(pool.map(send, timed))
             elapsed = time.perf_counter() - start
+            last = time.time()
         if ok != len(timed):
             raise SystemExit(f"{mode}: {len(timed) - ok} of {len(timed)} requests not accepted")
-        return len(timed) * size / elapsed
+        size = BATCH if mode == "batch" else 1
+        phase = Phase(len(timed) * size / elapsed, dict(accepted_at), last)
+        if mode != "healthz":
+            drain(phase)
+        return phase
     finally:
-        server.terminate()
-        server.wait(10)
+        stack.stop()
+
+
+def drain(phase: Phase) -> None:
+    """Wait for the processor to empty the inbox; record how long that took after the last
+    answer, and each incident's accept -> stored latency (a failure if any is missing)."""
+    from ingest.models import InboxItem, Incident
+
+    while InboxItem.objects.filter(failed_at__isnull=True).exists():
+        time.sleep(0.02)
+    phase.drain_s = max(0.0, time.time() - phase.last_answer)
+    stored = dict(
+        Incident.objects.filter(event_id__in=list(phase.accepted_at)).values_list(
+            "event_id", "received_at"
+        )
+    )
+    if len(stored) != len(phase.accepted_at):
+        raise SystemExit(f"{len(phase.accepted_at) - len(stored)} accepted incidents not stored")
+    latencies = sorted(stored[e].timestamp() - t for e, t in phase.accepted_at.items())
+    phase.p50_ms = 1000 * statistics.median(latencies)
+    phase.p95_ms = 1000 * latencies[int(0.95 * (len(latencies) - 1))]
 
 
 def bench_raw(items: list[dict]) -> float:
@@ -185,45 +255,70 @@ def warm_requests(size: int) -> int:
 def main() -> None:
     _env.setup_django()
     from ingest.keys import create_key
-    from ingest.models import Project
+    from ingest.models import InboxItem, Project
 
     project, _ = Project.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
     project.incidents.all().delete()
     project.issues.all().delete()
+    InboxItem.objects.all().delete()  # what an earlier, interrupted run left waiting
     _, key = create_key(project, "bench")
     load_start = load()
     single = payloads(N + WARM)
     batched = payloads(BATCH_N + warm_requests(BATCH) * BATCH)
     print(
         f"{os.cpu_count()} cores, load average {load_start} at start;"
-        f" gunicorn 2 workers x 4 threads, {CLIENTS} concurrent clients, same machine,"
-        " embedded broker (make run's default);"
+        f" gunicorn 2 workers x 4 threads and one inbox processor, {CLIENTS} client threads"
+        " (http.client), same machine, embedded broker (make run's default);"
         f" {N} requests per path one incident each, {BATCH_N} incidents in batches of {BATCH}"
     )
     raw = bench_raw(batched)
     print(f"raw psycopg INSERT loop (1 connection, autocommit): {raw:8.1f} inserts/s")
-    rates = {"healthz": bench_http(single, project, key, "healthz")}
-    rates["single"] = bench_http(single, project, key, "single")
+    bodies = [json.dumps(item).encode() for item in single]
+    phases = {"healthz": bench_http([None] * len(bodies), project, key, "healthz")}
+    phases["single"] = bench_http(bodies, project, key, "single")
     envelopes = [sentry_envelopes.envelope_body(item) for item in single]
-    rates["envelope"] = bench_http(envelopes, project, key, "envelope")
-    rates["batch"] = bench_http(batched, project, key, "batch")
-    rates["raw"] = raw
+    phases["envelope"] = bench_http(envelopes, project, key, "envelope")
+    chunks = [batched[i : i + BATCH] for i in range(0, len(batched), BATCH)]
+    batch_bodies = [json.dumps({"incidents": chunk}).encode() for chunk in chunks]
+    phases["batch"] = bench_http(batch_bodies, project, key, "batch")
+    rates = {mode: phase.rate for mode, phase in phases.items()}
     for mode, label in (
         ("healthz", "GET /healthz (touches nothing): the per-request floor"),
         ("single", "POST /api/v1/incidents, one incident each"),
         ("envelope", "POST /api/<project>/envelope/, one Sentry SDK envelope each (gzip)"),
         ("batch", f"POST /api/v1/incidents/batch, {BATCH} incidents each"),
     ):
-        print(f"{label}: {rates[mode]:8.1f} incidents/s")
+        line = f"{label}: {rates[mode]:8.1f} incidents/s"
+        if mode != "healthz":
+            p = phases[mode]
+            line += (
+                f"; accept -> stored p50 {p.p50_ms:.0f} ms, p95 {p.p95_ms:.0f} ms;"
+                f" inbox drained {p.drain_s:.2f} s after the last answer"
+            )
+        print(line)
     # The ingest runs queued analyses nobody consumed; the storm's workers must not inherit
     # them (the storm purges the broker; these rows would still be pending).
     project.incidents.all().delete()
     project.issues.all().delete()
-    storm = storm_analyses()
-    print(
-        f"storm: {storm['storm_incidents']} incidents of {storm['storm_issues']} issues,"
-        f" {storm['storm_analyses']} analyses run (target <= {2 * storm['storm_issues']})"
-    )
+    storm: dict[str, Any] = {"storm_analyses": None, "storm_incidents": 0, "storm_issues": 0}
+    if STORM:
+        import inspect
+
+        import storm as storm_module
+
+        if "process_inbox" not in inspect.getsource(storm_module.Stack):
+            # A storm stack without an inbox processor: its server stores in the request.
+            os.environ["RCA_INGEST_INLINE"] = "true"
+        storm = storm_analyses()
+        print(
+            f"storm: {storm['storm_incidents']} incidents of {storm['storm_issues']} issues,"
+            f" {storm['storm_analyses']} analyses run (target <= {2 * storm['storm_issues']})"
+        )
+    latency = {
+        f"{mode}_{what}": round(getattr(phases[mode], what), 2 if what == "drain_s" else 1)
+        for mode in ("single", "envelope", "batch")
+        for what in ("p50_ms", "p95_ms", "drain_s")
+    }
     print(
         json.dumps(
             {
@@ -238,6 +333,7 @@ def main() -> None:
                 "storm_analyses": storm["storm_analyses"],
                 "storm_incidents": storm["storm_incidents"],
                 "storm_issues": storm["storm_issues"],
+                **latency,
                 "cores": os.cpu_count(),
                 "load_start": load_start,
                 "load_end": load(),
