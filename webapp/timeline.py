@@ -16,7 +16,7 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from ingest import spool
-from ingest.models import Incident, Issue, Project
+from ingest.models import InboxItem, Incident, Issue, Project
 from rca.models import Suggestion
 from rca.slo.models import SloBreach
 from webapp import access, heartbeat
@@ -87,22 +87,25 @@ class Backlog:
     waiting: int = 0
     joined: int = 0
     oldest_since: datetime | None = None
+    queued: int = 0  # accepted into the inbox, not stored yet (ingest/inbox/)
 
 
 def backlog(user) -> Backlog:
     """One aggregate over pending incidents, which the partial index on analysis_status
     finds without reading the rest of the table; not narrowed by the timeline's filters,
     since the workers' backlog is the same whatever the user is looking at."""
+    projects = Project.objects.filter(memberships__user=user).values("pk")
     pending = Incident.objects.filter(
-        analysis_status=Incident.Analysis.PENDING,
-        project__in=Project.objects.filter(memberships__user=user).values("pk"),
+        analysis_status=Incident.Analysis.PENDING, project__in=projects
     )
     row = pending.aggregate(
         waiting=Count("pk"),
         joined=Count("pk", filter=Q(analysis_joined=True)),
         oldest_since=Min("analysis_updated_at"),
     )
-    return Backlog(**row)
+    # Rows the inbox processor has not stored yet are waiting too: a storm shows here first.
+    queued = InboxItem.objects.filter(project__in=projects, failed_at__isnull=True).count()
+    return Backlog(**row, queued=queued)
 
 
 def worker_silence(now: datetime | None = None) -> int | None:

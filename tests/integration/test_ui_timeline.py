@@ -117,13 +117,13 @@ def test_timeline_of_10000_incidents_in_500_issues_costs_a_fixed_number_of_queri
         analysed(Incident.objects.filter(issue=issue).first())
     # session, user, chart, count, page, backlog, last heartbeat, SLO breaches; the full
     # page adds the filter menus (projects + services, models, error types)
-    with django_assert_num_queries(12):
+    with django_assert_num_queries(13):  # +1: the inbox rows not stored yet
         response = client.get("/")
     html = response.content.decode()
     assert response.status_code == 200
     assert html.count("<tr>") == 51 and "500 issues" in html
     assert html.count("Set the head's in_features") == 40  # one subquery, no N+1
-    with django_assert_num_queries(8):  # the fragment: no filter menus
+    with django_assert_num_queries(9):  # the fragment: no filter menus
         client.get("/?service=svc-3&page=2", HTTP_HX_REQUEST="true")
 
 
@@ -150,3 +150,15 @@ def test_the_backlog_of_the_users_projects_is_shown_while_there_is_one(client, p
 
     Incident.objects.filter(project=project).update(analysis_status=Incident.Analysis.DONE)
     assert "waiting for analysis" not in client.get("/").content.decode()
+
+
+def test_incidents_accepted_but_not_stored_yet_show_as_waiting(client, project, settings):
+    from ingest.inbox.accept import accept
+    from ingest.inbox.process import process_pending
+
+    settings.RCA_INGEST_INLINE = False  # as `make run`: the inbox processor stores them later
+    accept(project, [shape_error(batch=b) for b in (2, 3, 4)])
+    page = client.get("/").content.decode()
+    assert "3 incidents accepted and waiting to be stored" in page
+    process_pending(100)
+    assert "waiting to be stored" not in client.get("/").content.decode()
