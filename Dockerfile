@@ -15,7 +15,8 @@ RUN DATABASE_URL=postgresql://build@localhost/build SECRET_KEY=collectstatic-at-
 # Not root: Celery warns against it, and a compromised worker should own nothing. It owns
 # the metrics directory, which compose's `metrics` volume starts as a copy of.
 RUN useradd --create-home --uid 10001 rootcause \
-    && install -d -o rootcause /var/lib/rootcause/metrics /var/lib/rootcause/spool
+    && install -d -o rootcause /var/lib/rootcause/metrics /var/lib/rootcause/spool \
+       /var/lib/rootcause/runbooks
 USER rootcause
 EXPOSE 8000
 CMD ["gunicorn", "webapp.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]
