@@ -349,8 +349,9 @@ RCA_WEBHOOK_ALLOWED_HOSTS = env.list("RCA_WEBHOOK_ALLOWED_HOSTS", default=[])
 # POST /slack/interactions accepts requests signed with it (rca/notify/slack/interactions.py).
 SLACK_SIGNING_SECRET = env("SLACK_SIGNING_SECRET", default="")
 # A new issue gets a message of its own unless THRESHOLD were sent within WINDOW minutes, or
-# BURST_LIMIT within BURST_SECONDS (per project and webhook): then it joins one digest. The
-# burst bound keeps one burst of new issues from using up the window (rca/notify/__init__.py).
+# BURST_LIMIT of the issues that opened within BURST_SECONDS before it (per project and
+# webhook): then it joins one digest. The burst bound keeps one burst of new issues from
+# using up the window (rca/notify/__init__.py).
 RCA_SLACK_DIGEST_THRESHOLD = env.int("RCA_SLACK_DIGEST_THRESHOLD", default=5)
 RCA_SLACK_DIGEST_WINDOW_MINUTES = env.float("RCA_SLACK_DIGEST_WINDOW_MINUTES", default=5.0)
 RCA_SLACK_BURST_LIMIT = env.int("RCA_SLACK_BURST_LIMIT", default=2)

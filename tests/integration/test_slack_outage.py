@@ -82,8 +82,8 @@ def workers(routing, broker_url, tmp_path):
     general = Worker(db, broker_url, tmp_path, queues=routing["QUEUES"], extra_env=env)
     fresh = Worker(db, broker_url, tmp_path, queues=routing["RCA_QUEUE_FRESH"], extra_env=env)
     try:
-        general.wait_ready()
-        fresh.wait_ready()
+        general.wait_ready(180)  # two workers start at once on a shared machine
+        fresh.wait_ready(180)
         yield general, fresh
     finally:
         general.stop()
