@@ -329,6 +329,9 @@ RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 RCA_INGEST_INLINE = env.bool("RCA_INGEST_INLINE", default=False)
 RCA_INBOX_POLL = env.float("RCA_INBOX_POLL", default=1.0)
 RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
+# While a backlog exists, each full batch is followed by the RCA_INBOX_FRESH_BATCH newest rows,
+# so a failure posted after a storm is stored in the next turn (0: strictly oldest first).
+RCA_INBOX_FRESH_BATCH = env.int("RCA_INBOX_FRESH_BATCH", default=50)
 # While the database is away (ingest/spool/): accepted incidents wait fsync'd in
 # RCA_SPOOL_DIR, at most RCA_SPOOL_MAX_BYTES in all (then 503 + Retry-After); a key
 # authenticated against the database within RCA_KEY_CACHE_SECONDS is still accepted.

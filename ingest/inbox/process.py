@@ -2,7 +2,10 @@
 
 `process_pending` is the whole of the processor's work; `runner.py` only calls it in a
 loop. Claims are `FOR UPDATE SKIP LOCKED` in id order, so any number of processors share
-the inbox without waiting on each other, and the oldest rows go first. The rows are stored
+the inbox without waiting on each other, and the oldest rows go first; while a backlog
+exists the runner also claims the newest few (`newest_first`), so a failure posted after a
+storm is stored in the next turn instead of after the whole storm (the first occurrence
+of a new issue is what the on-call needs first, issue 22). The rows are stored
 through `ingest.store.store_incidents` (scrub, parse, group, insert; the
 `incidents_stored` seam fires inside it, as on the synchronous path) and deleted before
 the transaction commits: a crash at any point either commits both or neither, and storing
@@ -33,7 +36,7 @@ _TABLE = InboxItem._meta.db_table
 _CLAIM = f"""
 SELECT id, project_id, source, event_id, payload FROM {_TABLE}
  WHERE failed_at IS NULL {{only}}
- ORDER BY id LIMIT %(limit)s
+ ORDER BY id {{order}} LIMIT %(limit)s
    FOR UPDATE SKIP LOCKED
 """  # noqa: S608 - the table name is ours; values are parameters
 _DELETE = f"DELETE FROM {_TABLE} WHERE id = ANY(%s)"  # noqa: S608
@@ -49,8 +52,11 @@ class _Row:
     payload: dict[str, Any]
 
 
-def _claim(limit: int, only: Sequence[int] | None) -> list[_Row]:
-    sql = _CLAIM.format(only="AND id = ANY(%(only)s)" if only is not None else "")
+def _claim(limit: int, only: Sequence[int] | None, newest_first: bool = False) -> list[_Row]:
+    sql = _CLAIM.format(
+        only="AND id = ANY(%(only)s)" if only is not None else "",
+        order="DESC" if newest_first else "",
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, {"limit": limit, "only": list(only or [])})
         rows = cursor.fetchall()
@@ -93,11 +99,14 @@ def _store_one_by_one(rows: list[_Row], projects: dict[int, Project]) -> None:
                 cursor.execute(_FAIL, [error[:500], row.id])
 
 
-def process_pending(limit: int = 500, only: Sequence[int] | None = None) -> int:
+def process_pending(
+    limit: int = 500, only: Sequence[int] | None = None, *, newest_first: bool = False
+) -> int:
     """Store up to `limit` waiting rows (only those of `only`, ids, when given: the inline
-    mode's own rows) and delete them; how many rows were claimed (0: none waiting)."""
+    mode's own rows; the newest ones when `newest_first`) and delete them; how many rows
+    were claimed (0: none waiting)."""
     with transaction.atomic():
-        rows = _claim(limit, only)
+        rows = _claim(limit, only, newest_first)
         if not rows:
             return 0
         projects = Project.objects.in_bulk({row.project_id for row in rows})

@@ -46,8 +46,11 @@ class Runner:
     """One processor: `run()` until `stop` is set. `alive_file` is touched at every loop
     (container health checks read its age)."""
 
-    def __init__(self, poll: float, batch: int, alive_file: Path | None = None) -> None:
+    def __init__(
+        self, poll: float, batch: int, alive_file: Path | None = None, fresh_batch: int = 0
+    ) -> None:
         self.poll, self.batch, self.alive_file = poll, batch, alive_file
+        self.fresh_batch = fresh_batch  # newest rows also taken per full batch (a backlog)
         self.stop = threading.Event()
         self._listening: Any = None  # the psycopg connection that LISTENs
         self._active_at = 0.0  # monotonic time rows were last processed or a wake came
@@ -84,6 +87,8 @@ class Runner:
             done += n
             if n < self.batch:
                 break
+            if self.fresh_batch:  # a backlog: what arrived last goes too, not after all of it
+                done += process_pending(self.fresh_batch, newest_first=True)
         self._touch()
         if done:
             self._active_at = time.monotonic()

@@ -35,6 +35,13 @@ class Command(BaseCommand):
             help="Rows stored per transaction (RCA_INBOX_BATCH).",
         )
         parser.add_argument(
+            "--fresh-batch",
+            type=int,
+            default=settings.RCA_INBOX_FRESH_BATCH,
+            help="While a backlog exists, the newest rows also stored per batch, so a new "
+            "failure is not stored after a whole storm (RCA_INBOX_FRESH_BATCH; 0: oldest only).",
+        )
+        parser.add_argument(
             "--alive-file",
             type=Path,
             default=None,
@@ -42,7 +49,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        runner = Runner(options["poll"], options["batch"], options["alive_file"])
+        runner = Runner(
+            options["poll"], options["batch"], options["alive_file"], options["fresh_batch"]
+        )
         runner.stop_on_signals()
         log.info("processing the inbox (notified, else every %s s)", options["poll"])
         runner.run()
