@@ -159,63 +159,66 @@ def _incident(
     return incident
 
 
+def _ids(item: dict[str, Any]) -> dict[str, str]:
+    ids = {"trace_id": hex_id(item.get("traceId"), 16), "span_id": hex_id(item.get("spanId"), 8)}
+    return {k: v for k, v in ids.items() if v}
+
+
+def _exception(found: Found, item: Any) -> dict[str, Any] | None:
+    """The attributes of a record or event that reports an exception, else None; counts it
+    against the request's budget (`found.truncated` once that is spent)."""
+    found.records += 1
+    if found.records > MAX_RECORDS:
+        found.truncated = True
+        return None
+    attrs = attributes(_dict(item).get("attributes"))
+    return attrs if any(key in attrs for key in EXCEPTION_KEYS) else None
+
+
+def _scopes(request: dict[str, Any], resources: str, scopes: str) -> Iterator[tuple[Any, ...]]:
+    """(resource attributes, scope name, scope) for every scope of every resource."""
+    for resource_item in _list(request.get(resources)):
+        resource = attributes(_dict(_dict(resource_item).get("resource")).get("attributes"))
+        for scope_item in _list(_dict(resource_item).get(scopes)):
+            yield resource, _dict(_dict(scope_item).get("scope")).get("name"), _dict(scope_item)
+
+
 def _log_incidents(request: dict[str, Any], found: Found) -> Iterator[dict[str, Any]]:
-    for resource_logs in _list(request.get("resourceLogs")):
-        resource = attributes(_dict(_dict(resource_logs).get("resource")).get("attributes"))
-        for scope_logs in _list(_dict(resource_logs).get("scopeLogs")):
-            scope = _dict(_dict(scope_logs).get("scope")).get("name")
-            for record in _list(_dict(scope_logs).get("logRecords")):
-                found.records += 1
-                if found.records > MAX_RECORDS:
-                    found.truncated = True
-                    return
-                record = _dict(record)
-                attrs = attributes(record.get("attributes"))
-                if not any(key in attrs for key in EXCEPTION_KEYS):
-                    continue
-                ids = {
-                    "trace_id": hex_id(record.get("traceId"), 16),
-                    "span_id": hex_id(record.get("spanId"), 8),
-                }
-                yield _incident(
-                    resource,
-                    attrs,
-                    record.get("timeUnixNano") or record.get("observedTimeUnixNano"),
-                    {k: v for k, v in ids.items() if v},
-                    body=any_value(record.get("body")),
-                    severity=record.get("severityText"),
-                    scope=scope,
-                )
+    for resource, scope, scope_logs in _scopes(request, "resourceLogs", "scopeLogs"):
+        for record in _list(scope_logs.get("logRecords")):
+            if found.truncated:
+                return
+            if (attrs := _exception(found, record)) is None:
+                continue
+            record = _dict(record)
+            yield _incident(
+                resource,
+                attrs,
+                record.get("timeUnixNano") or record.get("observedTimeUnixNano"),
+                _ids(record),
+                body=any_value(record.get("body")),
+                severity=record.get("severityText"),
+                scope=scope,
+            )
 
 
 def _span_incidents(request: dict[str, Any], found: Found) -> Iterator[dict[str, Any]]:
-    for resource_spans in _list(request.get("resourceSpans")):
-        resource = attributes(_dict(_dict(resource_spans).get("resource")).get("attributes"))
-        for scope_spans in _list(_dict(resource_spans).get("scopeSpans")):
-            scope = _dict(_dict(scope_spans).get("scope")).get("name")
-            for span in _list(_dict(scope_spans).get("spans")):
-                span = _dict(span)
-                ids = {
-                    "trace_id": hex_id(span.get("traceId"), 16),
-                    "span_id": hex_id(span.get("spanId"), 8),
-                }
-                for event in _list(span.get("events")):
-                    found.records += 1
-                    if found.records > MAX_RECORDS:
-                        found.truncated = True
-                        return
-                    event = _dict(event)
-                    attrs = attributes(event.get("attributes"))
-                    if not any(key in attrs for key in EXCEPTION_KEYS):
-                        continue
-                    yield _incident(
-                        resource,
-                        attrs,
-                        event.get("timeUnixNano"),
-                        {k: v for k, v in ids.items() if v},
-                        span=span.get("name"),
-                        scope=scope,
-                    )
+    for resource, scope, scope_spans in _scopes(request, "resourceSpans", "scopeSpans"):
+        for span in _list(scope_spans.get("spans")):
+            span = _dict(span)
+            for event in _list(span.get("events")):
+                if found.truncated:
+                    return
+                if (attrs := _exception(found, event)) is None:
+                    continue
+                yield _incident(
+                    resource,
+                    attrs,
+                    _dict(event).get("timeUnixNano"),
+                    _ids(span),
+                    span=span.get("name"),
+                    scope=scope,
+                )
 
 
 def find_incidents(signal: Signal, request: dict[str, Any]) -> Found:
