@@ -5,58 +5,107 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingest', '0008_incident_by_service'),
-        ('rca', '0006_slack_request'),
+        ("ingest", "0008_incident_by_service"),
+        ("rca", "0006_slack_request"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='notification',
-            name='kind',
-            field=models.CharField(choices=[('new_issue', 'New Issue'), ('suggestion', 'Suggestion'), ('regression', 'Regression'), ('digest', 'Digest'), ('test', 'Test'), ('slo_breach', 'Slo Breach')], max_length=12),
+            model_name="notification",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("new_issue", "New Issue"),
+                    ("suggestion", "Suggestion"),
+                    ("regression", "Regression"),
+                    ("digest", "Digest"),
+                    ("test", "Test"),
+                    ("slo_breach", "Slo Breach"),
+                ],
+                max_length=12,
+            ),
         ),
         migrations.CreateModel(
-            name='SloRule',
+            name="SloRule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('condition', models.CharField(blank=True, max_length=200)),
-                ('signal', models.CharField(choices=[('incidents', 'Incidents'), ('alerts', 'Alerts')], max_length=10)),
-                ('error_types', models.JSONField(blank=True, default=list)),
-                ('message_contains', models.CharField(blank=True, max_length=200)),
-                ('labels', models.JSONField(blank=True, default=dict)),
-                ('threshold', models.PositiveIntegerField(default=1)),
-                ('window_seconds', models.PositiveIntegerField(default=3600)),
-                ('enabled', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='ingest.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("condition", models.CharField(blank=True, max_length=200)),
+                (
+                    "signal",
+                    models.CharField(
+                        choices=[("incidents", "Incidents"), ("alerts", "Alerts")], max_length=10
+                    ),
+                ),
+                ("error_types", models.JSONField(blank=True, default=list)),
+                ("message_contains", models.CharField(blank=True, max_length=200)),
+                ("labels", models.JSONField(blank=True, default=dict)),
+                ("threshold", models.PositiveIntegerField(default=1)),
+                ("window_seconds", models.PositiveIntegerField(default=3600)),
+                ("enabled", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="ingest.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='SloBreach',
+            name="SloBreach",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started_at', models.DateTimeField()),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('count', models.PositiveIntegerField()),
-                ('threshold', models.PositiveIntegerField()),
-                ('window_seconds', models.PositiveIntegerField()),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='ingest.project')),
-                ('rule', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='breaches', to='rca.slorule')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("started_at", models.DateTimeField()),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("count", models.PositiveIntegerField()),
+                ("threshold", models.PositiveIntegerField()),
+                ("window_seconds", models.PositiveIntegerField()),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="ingest.project",
+                    ),
+                ),
+                (
+                    "rule",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="breaches",
+                        to="rca.slorule",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='slorule',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='slo_rule_name'),
+            model_name="slorule",
+            constraint=models.UniqueConstraint(fields=("project", "name"), name="slo_rule_name"),
         ),
         migrations.AddIndex(
-            model_name='slobreach',
-            index=models.Index(fields=['project', '-started_at'], name='slo_breach_recent'),
+            model_name="slobreach",
+            index=models.Index(fields=["project", "-started_at"], name="slo_breach_recent"),
         ),
         migrations.AddConstraint(
-            model_name='slobreach',
-            constraint=models.UniqueConstraint(condition=models.Q(('ended_at__isnull', True)), fields=('rule',), name='slo_breach_open'),
+            model_name="slobreach",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("ended_at__isnull", True)),
+                fields=("rule",),
+                name="slo_breach_open",
+            ),
         ),
     ]

@@ -68,7 +68,9 @@ def cleared_on_the_worker(project) -> bool:
 def test_an_oom_storm_sends_one_slo_breach_until_it_clears_and_recurs(
     live_server, celery_worker, tenant, slack
 ):
-    SloRule.objects.filter(project=tenant.project, name="OOM frequency").update(window_seconds=WINDOW)
+    SloRule.objects.filter(project=tenant.project, name="OOM frequency").update(
+        window_seconds=WINDOW
+    )
 
     def report(n: int) -> None:
         for _ in range(n):
