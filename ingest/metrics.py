@@ -100,7 +100,7 @@ REPLAYED = Counter(
 # (atomically, by rename) and every scrape reads works whatever the import order, and needs
 # no database, which is itself one of the processes that restart.
 RESTARTS_FILE = "process-restarts.json"
-PROCESSES = ("postgres", "worker", "fresh", "inbox", "web")  # webapp/supervisor.py's units
+PROCESSES = ("postgres", "worker", "fresh", "notify", "inbox", "web")  # webapp/supervisor.py's units
 
 
 def count_restart(directory: Path, process: str) -> None:
