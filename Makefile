@@ -41,7 +41,7 @@ test-tools: ## install the browser and compose checker the tests use (apt, as ro
 
 test: $(STAMP) test-tools ## run the whole test suite (unit, integration, browser)
 	@# a cluster of its own, so tests never touch (or stop) the `make run` database
-	RCA_DATA_DIR=$(CURDIR)/.data/test $(PY) -m pytest
+	RCA_DATA_DIR=$(CURDIR)/.data/test $(PY) -m pytest --durations=25
 
 # Tools that load the settings but serve no one get a throwaway key (settings refuse to
 # start without SECRET_KEY; `make run` keeps its own in .data/secret_key).

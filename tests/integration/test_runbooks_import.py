@@ -60,6 +60,8 @@ def _run(*args: str) -> str:
 def test_imported_plain_markdown_is_stored_found_and_kept(tmp_path: Path, settings) -> None:
     settings.RCA_BUNDLED_RUNBOOKS = False
     settings.RCA_RUNBOOK_DIR = str(tmp_path / "imported")
+    Runbook.objects.all().delete()  # a team's first import: no corpus stored before (an
+    # earlier test of the session may have committed the bundled one)
     wiki = _team_wiki(tmp_path / "wiki")
 
     output = _run("runbooks", "import", str(wiki), "--embed-now")
