@@ -100,7 +100,8 @@ REPLAYED = Counter(
 # (atomically, by rename) and every scrape reads works whatever the import order, and needs
 # no database, which is itself one of the processes that restart.
 RESTARTS_FILE = "process-restarts.json"
-PROCESSES = ("postgres", "worker", "fresh", "notify", "inbox", "web")  # webapp/supervisor.py's units
+# webapp/supervisor.py's units
+PROCESSES = ("postgres", "worker", "fresh", "notify", "inbox", "web")
 
 
 def count_restart(directory: Path, process: str) -> None:
