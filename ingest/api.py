@@ -13,14 +13,13 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 from ninja import Field, Query, Router, Schema, Status
 
-from ingest import ratelimit
-from ingest.auth import key_of
+from ingest.auth import key_of, rate_limited
 from ingest.batch import ITEMS_LOC, accept_batch, accepted_fields, max_items
 from ingest.errors import ApiError, error_response, refusals
 from ingest.inbox.accept import InboxUnavailable, accept
 from ingest.incident_list import MAX_OFFSET, MAX_PAGE, IncidentFilters, find_incidents
 from ingest.issue_list import IssueFilters, find_issues
-from ingest.models import ApiKey, Incident, Issue
+from ingest.models import Incident, Issue
 from ingest.responses import (
     BatchAccepted,
     BatchRefused,
@@ -47,18 +46,6 @@ def _not_found(what: str, ident: int) -> JsonResponse:
     return error_response(404, ["path", "id"], f"no {what} {ident} in this project")
 
 
-def _rate_limited(key: ApiKey, cost: int = 1) -> JsonResponse | None:
-    limit = ratelimit.take(f"key:{key.pk}", cost)
-    if limit.allowed:
-        return None
-    return error_response(
-        429,
-        ["header", "Authorization"],
-        f"rate limit for this key exceeded; retry in {limit.retry_after} s",
-        Retry_After=str(limit.retry_after),
-    )
-
-
 def _unavailable(exc: InboxUnavailable) -> JsonResponse:
     return error_response(503, [], exc.msg, Retry_After=str(exc.retry_after))
 
@@ -82,7 +69,7 @@ def _idempotency_key(request: HttpRequest, max_length: int) -> str | None:
 )
 def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
     key = key_of(request)
-    if (refused := _rate_limited(key)) is not None:
+    if (refused := rate_limited(key)) is not None:
         return refused
     try:
         idem = _idempotency_key(request, 64)
@@ -123,7 +110,7 @@ def post_incidents(request: HttpRequest, batch: BatchIn) -> Any:
         idem = _idempotency_key(request, 48)
     except ValueError as exc:
         return error_response(400, ["header", "Idempotency-Key"], str(exc))
-    if (refused := _rate_limited(key, len(batch.incidents))) is not None:
+    if (refused := rate_limited(key, len(batch.incidents))) is not None:
         return refused
     try:
         outcome = accept_batch(key.project, batch.incidents, idempotency_key=idem)

@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from ninja.errors import AuthenticationError
 from ninja.security import HttpBearer
 
-from ingest import keys
+from ingest import keys, ratelimit
 from ingest.errors import error_response
 from ingest.models import ApiKey
 
@@ -41,3 +41,17 @@ def unauthorised(request: HttpRequest, exc: AuthenticationError) -> JsonResponse
     response = error_response(401, ["header", "Authorization"], msg)
     response["WWW-Authenticate"] = "Bearer"
     return response
+
+
+def rate_limited(key: ApiKey, cost: int = 1) -> JsonResponse | None:
+    """None when the key may spend `cost` tokens now, else the 429 with Retry-After that
+    every keyed ingest operation answers (one token per incident or alert)."""
+    limit = ratelimit.take(f"key:{key.pk}", cost)
+    if limit.allowed:
+        return None
+    return error_response(
+        429,
+        ["header", "Authorization"],
+        f"rate limit for this key exceeded; retry in {limit.retry_after} s",
+        Retry_After=str(limit.retry_after),
+    )

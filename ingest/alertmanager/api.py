@@ -11,10 +11,9 @@ from typing import Any
 
 from ninja import Field, Router, Schema, Status
 
-from ingest import ratelimit
 from ingest.alertmanager.receive import receive
 from ingest.alertmanager.schema import AlertmanagerIn
-from ingest.auth import key_of
+from ingest.auth import key_of, rate_limited
 from ingest.batch import max_items
 from ingest.errors import error_response, refusals
 from ingest.inbox.accept import InboxUnavailable
@@ -62,14 +61,8 @@ def post_alertmanager(request: Any, payload: AlertmanagerIn) -> Any:
             f"{len(payload.alerts)} alerts; send at most {most} per request "
             "(set max_alerts in the receiver's webhook_configs)",
         )
-    limit = ratelimit.take(f"key:{key.pk}", len(payload.alerts))
-    if not limit.allowed:
-        return error_response(
-            429,
-            ["header", "Authorization"],
-            f"rate limit for this key exceeded; retry in {limit.retry_after} s",
-            Retry_After=str(limit.retry_after),
-        )
+    if (refused := rate_limited(key, len(payload.alerts))) is not None:
+        return refused
     try:
         out = receive(key.project, payload)
     except InboxUnavailable as exc:
