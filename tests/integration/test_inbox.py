@@ -251,14 +251,19 @@ def test_the_processor_stops_cleanly_on_sigterm_and_comes_back_after_losing_its_
     live_server, tenant, start_processor
 ):
     proc = start_processor()
+
     # The database drops the processor's connection (a restart, a failover): it reconnects
     # and listens again, so the next incident is stored without waiting for a poll.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
-            [APPLICATION_NAME],
-        )
-        assert cursor.fetchall() == [(True,)]
+    def terminated() -> bool:  # its connection may open a moment after its "ready" line
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                [APPLICATION_NAME],
+            )
+            return cursor.fetchall() == [(True,)]
+
+    wait_for(terminated, timeout=15, interval=0.2)
     resp = post(live_server, tenant, shape_error(batch=2))
     assert resp.status_code == 202
     wait_for(lambda: found(live_server, tenant, resp.json()["event_id"]), timeout=60)
