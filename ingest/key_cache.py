@@ -1,11 +1,13 @@
 """What a web process remembers of live keys, so that ingest can go on while the database is away.
 
-The database is always asked first: while it answers, nothing here decides anything, and
-a revocation or a rotated DSN holds for the very next request. Only when the query fails
-with a connection error does authentication look here: a key known live within
-RCA_KEY_CACHE_SECONDS is accepted (its incidents go to the spool), any other raises
-`Unverifiable`, answered 503 with Retry-After. Never 401, since the key may be valid, and
-never 202, since nobody could check it.
+While the database answers, an entry decides only within RCA_KEY_TRUST_SECONDS (2 s) of
+the database saying the key was live (`keys.trust_seconds`): after that the database is
+asked again, so a revocation or a rotated DSN made by another process holds within that
+long (the revoking process forgets the key at once). When the query fails with a
+connection error, a key known live within RCA_KEY_CACHE_SECONDS is accepted (its
+incidents go to the spool), any other raises `Unverifiable`, answered 503 with
+Retry-After. Never 401, since the key may be valid, and never 202, since nobody could
+check it.
 
 No secret is kept: an API key is checked against the SHA-256 of its secret (what its
 database row holds), a DSN key against the SHA-256 of the public key; the values are the

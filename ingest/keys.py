@@ -3,9 +3,14 @@
 A fast hash is right here: the secret is 32 random bytes, so there is nothing to brute
 force, and authentication runs on every ingested event.
 
-Both kinds of key (API keys, Sentry DSN public keys) are checked against the database on
-every request; only when it is away does a recently seen key pass from the process's
-cache (`ingest/key_cache.py`), and an unseen one raises `Unverifiable` (503).
+Both kinds of key (API keys, Sentry DSN public keys) are checked against the database,
+and a key the database said was live less than RCA_KEY_TRUST_SECONDS ago (2 s) passes
+from the process's cache without a query: a query per request was a third of an ingest
+request's round trips (issue 19). So a key revoked or a DSN rotated by another process
+(another gunicorn worker's settings page, a shell) is still taken for at most that long by
+this one; the process that revokes forgets it at once. When the database is away, a key
+seen within RCA_KEY_CACHE_SECONDS passes from the same cache, and an unseen one raises
+`Unverifiable` (503) (`ingest/key_cache.py`).
 """
 
 from __future__ import annotations
@@ -50,6 +55,14 @@ def _window() -> float:
     return float(settings.RCA_KEY_CACHE_SECONDS)
 
 
+def trust_seconds() -> float:
+    """How long a key the database said was live is taken without asking again
+    (RCA_KEY_TRUST_SECONDS; 0: ask on every request): the longest a revocation made by
+    another process takes to hold here. Never longer than the outage window
+    (RCA_KEY_CACHE_SECONDS): no key is taken unasked for longer than an outage allows."""
+    return min(float(getattr(settings, "RCA_KEY_TRUST_SECONDS", 2.0)), _window())
+
+
 def create_key(project: Project, name: str = "default") -> tuple[ApiKey, str]:
     """Create a key; the returned plaintext is the only copy there will ever be."""
     prefix = secrets.token_hex(4)
@@ -69,6 +82,9 @@ def authenticate(token: str) -> ApiKey | None:
     if len(parts) != 3 or parts[0] != "rc" or not parts[1] or not parts[2]:
         return None
     prefix, secret = parts[1], parts[2]
+    fresh = API_KEYS.recall(prefix, trust_seconds())
+    if fresh is not None:  # checked against the database a moment ago
+        return fresh.value if hmac.compare_digest(fresh.secret_hash, _hash(secret)) else None
     try:
         return _authenticate_in_database(prefix, secret)
     except DATABASE_AWAY:
@@ -150,6 +166,10 @@ def project_for_sentry_key(project_id: int, public_key: str) -> Project | None:
     the window. A DSN key is public by design (it ships inside browser bundles), so every
     project's key is loaded, not only those seen.
     """
+    fresh = SENTRY_KEYS.recall(str(project_id), trust_seconds())
+    if fresh is not None and hmac.compare_digest(fresh.secret_hash, digest(public_key)):
+        return fresh.value  # checked against the database a moment ago
+    # Another key, or none fresh: the DSN may have been rotated since; the database says.
     try:
         _reload_sentry_keys()
         project = Project.objects.filter(pk=project_id, sentry_key=public_key).first()
@@ -184,8 +204,8 @@ def revoke(key: ApiKey) -> None:
 def rotate(key: ApiKey) -> tuple[ApiKey, str] | None:
     """Replace a live key by a new one of the same name; the old one fails from now on.
 
-    Authentication reads the row on every request while the database answers (the cache
-    is for outages only), so the revocation holds for the very next request. None when
+    This process forgets the old key at once, so the revocation holds for its very next
+    request; other processes ask the database again within `trust_seconds()`. None when
     the key was already revoked (a second click).
     """
     with transaction.atomic():

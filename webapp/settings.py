@@ -339,6 +339,9 @@ RCA_SPOOL_DIR = env("RCA_SPOOL_DIR", default=str(embedded.state_dir() / "spool")
 RCA_SPOOL_MAX_BYTES = env.int("RCA_SPOOL_MAX_BYTES", default=512 * 1024 * 1024)
 RCA_KEY_CACHE_SECONDS = env.float("RCA_KEY_CACHE_SECONDS", default=900.0)
 RCA_KEY_CACHE_RELOAD_SECONDS = env.float("RCA_KEY_CACHE_RELOAD_SECONDS", default=60.0)
+# While it answers, a key the database said was live this recently is not asked again (2 s:
+# how long a revocation by another web process may take to hold; 0: ask every request).
+RCA_KEY_TRUST_SECONDS = env.float("RCA_KEY_TRUST_SECONDS", default=2.0)
 
 # Public base URL used in links sent outside the app (Slack, API answers).
 RCA_BASE_URL = env("RCA_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -155,7 +156,8 @@ def test_a_key_another_process_used_is_known_after_the_reload(client, outage, se
     assert_503_json(post(client, "/api/v1/incidents", shape_error(8), **idle.auth))
 
 
-def test_revocation_holds_at_once_while_the_database_answers(client, outage):
+def test_revocation_by_another_process_holds_within_the_trust_window(client, outage, settings):
+    settings.RCA_KEY_TRUST_SECONDS = 0.3  # 2 s by default: checked without a query that long
     tenant = project_with_key("ml-platform")
     assert post(client, "/api/v1/incidents", shape_error(8), **tenant.auth).status_code in (
         200,
@@ -163,9 +165,18 @@ def test_revocation_holds_at_once_while_the_database_answers(client, outage):
     )
     # Revoked by another process (the settings page of another web worker): not this one's cache.
     ApiKey.objects.filter(project=tenant.project).update(revoked_at=timezone.now())
+    time.sleep(0.4)
     assert post(client, "/api/v1/incidents", shape_error(8), **tenant.auth).status_code == 401
     outage.begin()  # and the refusal forgot it: during an outage it is not taken either
     assert_503_json(post(client, "/api/v1/incidents", shape_error(8), **tenant.auth))
+
+
+def test_revocation_by_this_process_holds_at_once(client, settings):
+    settings.RCA_KEY_TRUST_SECONDS = 60
+    tenant = project_with_key("ml-platform")
+    assert post(client, "/api/v1/incidents", shape_error(8), **tenant.auth).status_code == 202
+    keys.revoke(ApiKey.objects.get(project=tenant.project))
+    assert post(client, "/api/v1/incidents", shape_error(8), **tenant.auth).status_code == 401
 
 
 def test_the_rate_limit_holds_during_the_outage(client, outage, settings):
