@@ -47,12 +47,48 @@ class IncidentHour(models.Model):
     occurrence count it is history: retention deleting incidents leaves it as it was.
     """
 
-    issue = models.ForeignKey("ingest.Issue", on_delete=models.CASCADE, related_name="+")
+    # The unique index leads with the issue and carries the count (INCLUDE): the chart's sum
+    # is an index-only scan, one index range per issue, instead of one heap page per row
+    # (the rows of an issue are scattered in time order): 7 days of the million, 198 -> 56
+    # ms. It serves the foreign key too, so the key has no index of its own.
+    issue = models.ForeignKey(
+        "ingest.Issue", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     hour = models.DateTimeField()
     count = models.PositiveIntegerField(default=0)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["issue", "hour"], name="incident_hour_once")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issue", "hour"], include=["count"], name="incident_hour_once"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"issue {self.issue_id} {self.hour:%Y-%m-%d %H}h: {self.count}"
+
+
+class IncidentSixHours(models.Model):
+    """Incidents received per issue per six hours (00, 06, 12, 18 UTC): the 30-day chart's
+    rollup, kept by the same trigger as IncidentHour (migration 0005).
+
+    A 30-day chart in hourly bars summed 292,000 hourly rows for the million (~45 ms) and
+    drew 720 bars nobody can read; six-hour bars are 120, summed from under half as many rows
+    (138,600). History like IncidentHour: retention leaves it as it was.
+    """
+
+    issue = models.ForeignKey(  # indexed by the unique index, as IncidentHour's
+        "ingest.Issue", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    start = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issue", "start"], include=["count"], name="incident_six_hours_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"issue {self.issue_id} {self.start:%Y-%m-%d %H}h+6h: {self.count}"

@@ -44,6 +44,7 @@ def test_filters_narrow_the_list_and_htmx_gets_only_the_results(client, project)
     assert html.lstrip().startswith('<div id="timeline-results"')
     assert "torch.OutOfMemoryError" in html and "RuntimeError" not in html
     assert "<svg" in html  # the chart follows the filters
+    assert html.count('<rect x="') == 1 and "&lt;" not in html  # its marks, drawn, not escaped
 
     searched = client.get("/?q=mat1", HTTP_HX_REQUEST="true").content.decode()
     assert "RuntimeError" in searched and "torch.OutOfMemoryError" not in searched

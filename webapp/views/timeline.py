@@ -22,11 +22,13 @@ from webapp.timeline import (
 def timeline(request: HttpRequest) -> HttpResponse:
     filters = Filters.from_query(request.GET)
     now = timezone.now()
-    buckets = charts.hourly_counts(filtered_issues(request.user, filters), filters.since(now), now)
+    width, buckets = charts.incident_counts(
+        filtered_issues(request.user, filters), filters.since(now), now
+    )
     context = {
         "filters": filters,
         "result": timeline_issues(request.user, filters, now),
-        "chart": charts.bar_chart(buckets),
+        "chart": charts.bar_chart(buckets, width),
     }
     if is_fragment(request):
         return render(request, "timeline/_results.html", context)
