@@ -1,0 +1,52 @@
+"""Every remediation step of the bundled corpus can become a suggestion.
+
+The offline provider only suggests a step whose wording passes validation (as written, or
+without its parenthetical asides). A step that opens with a condition ("When ...", "For
+JAX ...") or a verb the format rule does not know, or that reads like a code location
+("function an", "llama.cpp"), fails for every incident: its fix can then never be the
+action, whatever the incident says. This test finds such steps before an evaluation does.
+"""
+
+from __future__ import annotations
+
+from rca.corpus.files import Runbook
+from rca.suggestion.checks.code_locations import code_locations
+from rca.suggestion.context import remediation
+from rca.suggestion.providers.wording import drop_asides, split_step
+from rca.suggestion.validation import format_ok
+
+
+def _can_be_suggested(step: str) -> tuple[bool, str]:
+    """Whether some wording the provider tries passes the incident-independent checks."""
+    action, reason = split_step(step)
+    problems = []
+    for variant_action, variant_reason in (
+        (action, reason),
+        (drop_asides(action), drop_asides(reason)),
+    ):
+        ok, problem = format_ok(variant_action, variant_reason or "because it fits")
+        named = code_locations(f"{variant_action}\n{variant_reason}")
+        if ok and not named:
+            return True, ""
+        problems.append(problem or f"reads as code locations {named}")
+    return False, "; ".join(problems)
+
+
+def test_every_remediation_step_can_become_a_suggestion(runbooks: list[Runbook]) -> None:
+    unusable = []
+    for rb in runbooks:
+        steps, _ = remediation(rb.body)
+        for number, step in enumerate(steps, 1):
+            ok, problem = _can_be_suggested(step)
+            if not ok:
+                unusable.append(f"{rb.slug} step {number}: {problem}")
+    assert not unusable, "\n".join(unusable)
+
+
+def test_a_step_opening_with_a_condition_is_caught() -> None:
+    ok, problem = _can_be_suggested(
+        "**For JAX set `XLA_PYTHON_CLIENT_PREALLOCATE=false`.** Reason: x."
+    )
+    assert not ok and "imperative verb" in problem
+    ok, _ = _can_be_suggested("**Set `XLA_PYTHON_CLIENT_PREALLOCATE=false` for JAX.** Reason: x.")
+    assert ok
