@@ -30,6 +30,15 @@ works as before, its steps ranked by their runbook, their place and their words 
     An incident whose frames, modules or error types show only other frameworks
     contradicts it (``torch.flatten`` is no fix for a Keras model).
 
+A step may also carry **framework variants**: indented lines under it, each
+``For <framework>[, <framework>]: **Action.** Reason: why.`` with names from
+:data:`API_FRAMEWORKS`. A variant is the same fix in that framework's API; it keeps the
+step's place and premises, with ``api`` set to its own frameworks. Which wording an incident
+gets is chosen in :mod:`rca.suggestion.step_values` from the frameworks its code shows; the
+step's metadata lists the variants' frameworks in ``variants`` so that a step written for
+``api: [pytorch]`` is not contradicted for an incident whose framework has a variant. A
+``For <word>:`` line whose names are not all known frameworks is ordinary text.
+
 ``mode``, ``frameworks`` and ``fits`` are soft: they move a step up or down. ``unless``,
 ``sets`` and ``api`` are premises: a step whose premise the incident contradicts is never
 the action, and a suggestion (offline or from an LLM) that restates such a step fails
@@ -43,7 +52,7 @@ a bad value fails at load with the file, the step and the field named.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
@@ -56,11 +65,13 @@ __all__ = [
     "MODES",
     "StepMetadata",
     "StepMetadataError",
+    "VARIANT_LINE",
     "metadata_line_count",
     "parse_metadata",
     "remediation_with_metadata",
     "split_metadata",
     "strip_metadata",
+    "variant_lines",
 ]
 
 MODES: frozenset[str] = frozenset({"training", "serving"})
@@ -102,6 +113,23 @@ _OPTION = re.compile(r"^[A-Za-z_-][A-Za-z0-9_.-]{0,79}$")
 _LINE = re.compile(r"^[ \t]+Applies:[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE)
 _STRIP = re.compile(r"\n[ \t]+Applies:[^\n]*")
 _FRAMEWORK = re.compile(r"^[a-z0-9][a-z0-9_.+-]{0,39}$")
+#: ``For tensorflow: **...**`` / ``For tensorflow, jax: ...``, indented under a step.
+VARIANT_LINE = re.compile(
+    r"^[ \t]+For[ \t]+(?P<names>[a-z][a-z0-9_]*(?:[ \t]*,[ \t]*[a-z][a-z0-9_]*)*)[ \t]*:"
+    r"[ \t]*(?P<text>\S.*?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def variant_lines(step: str) -> list[tuple[tuple[str, ...], str, re.Match[str]]]:
+    """The framework variants of a step: (frameworks, wording, the line's match) each, for
+    ``For x:`` lines whose names are all known frameworks."""
+    found = []
+    for match in VARIANT_LINE.finditer(step):
+        names = tuple(name.strip() for name in match.group("names").split(","))
+        if all(name in API_FRAMEWORKS for name in names):
+            found.append((names, match.group("text"), match))
+    return found
 
 
 class StepMetadataError(ValueError):
@@ -118,6 +146,7 @@ class StepMetadata:
     unless: tuple[str, ...] = ()
     sets: tuple[str, ...] = ()
     api: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()  # frameworks with their own wording (``For x:`` lines)
 
     @property
     def has_premises(self) -> bool:
@@ -177,9 +206,11 @@ def split_metadata(step: str) -> tuple[str, StepMetadata]:
     lines = list(_LINE.finditer(step))
     if len(lines) > 1:
         raise StepMetadataError("a step has at most one 'Applies:' line")
+    variants = tuple(dict.fromkeys(n for names, _, _ in variant_lines(step) for n in names))
     if not lines:
-        return step, StepMetadata()
-    return strip_metadata(step), parse_metadata(lines[0].group("value"))
+        return step, StepMetadata(variants=variants)
+    meta = parse_metadata(lines[0].group("value"))
+    return strip_metadata(step), replace(meta, variants=variants)
 
 
 def metadata_line_count(text: str) -> int:

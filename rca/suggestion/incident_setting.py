@@ -2,11 +2,17 @@
 its message says are already set.
 
 Both are read generically. Frameworks come from where code names its own package: dotted
-module paths in the error type, the frames' modules and files, and the message; the
-inference context's ``framework`` field; and the handful of error classes only one
-framework raises. Options come from the message's own sentences that say an option is set,
-enabled or passed already ("Since `find_unused_parameters=True` is enabled", "max_length is
-already set to 20"). Nothing here knows a runbook, a step or a case.
+module paths (``tf.config``, ``jnp.where``: the packages' customary import aliases too) and
+path parts (``/tensorflow/``, a C++ log's ``tensorflow/core/...``) in the error type, the
+frames, the log lines and the message; a logger's own bracketed tag (``[TRT]``,
+``[ONNXRuntimeError]``); a package named with its version the way pip and wheels print it
+(``jaxlib==0.4.29``, ``TensorRT-8.5.1.7``, a ``pip list`` row); a framework's command-line
+tool run with options (``trtexec --onnx=...``); the package named in the error type; the
+inference context's ``framework`` field; and the error classes only one framework raises
+(its documented error module: ``tf.errors``, ``jax.errors``). Options come from the
+message's own sentences that say an option is set, enabled or passed already ("Since
+`find_unused_parameters=True` is enabled", "max_length is already set to 20"). Nothing
+here knows a runbook, a step or a case.
 """
 
 from __future__ import annotations
@@ -31,19 +37,53 @@ PACKAGES: Mapping[str, str] = {
     "paddle": "paddle", "mxnet": "mxnet",
     "onnxruntime": "onnxruntime", "tensorrt": "tensorrt",
 }  # fmt: skip
-#: Error classes that only one framework raises (their module path is often not printed).
+#: Customary import aliases (``import jax.numpy as jnp``, ``import tensorrt as trt``): in a
+#: dotted reference they name their package as surely as the full name does.
+ALIASES: Mapping[str, str] = {
+    "jnp": "jax", "lax": "jax", "tfa": "tensorflow", "tfp": "tensorflow",
+    "trt": "tensorrt", "ort": "onnxruntime",
+}  # fmt: skip
+#: Error classes that only one framework raises (their module path is often not printed):
+#: TensorFlow's ``tf.errors`` and JAX's ``jax.errors`` classes whose names no builtin or
+#: other common library uses.
 ERROR_CLASSES: Mapping[str, str] = {
     "resourceexhaustederror": "tensorflow",
     "invalidargumenterror": "tensorflow",
     "failedpreconditionerror": "tensorflow",
+    "unknownerror": "tensorflow",
+    "outofrangeerror": "tensorflow",
+    "unimplementederror": "tensorflow",
+    "datalosserror": "tensorflow",
     "xlaruntimeerror": "jax",
+    "concretizationtypeerror": "jax",
+    "tracerarrayconversionerror": "jax",
+    "tracerboolconversionerror": "jax",
+    "tracerintegerconversionerror": "jax",
+    "unexpectedtracererror": "jax",
     "outofmemoryerror": "pytorch",
 }
+#: Tags a framework's own logger prints in brackets, lowercased (``[TRT]``, ``[TensorRT]``).
+LOG_TAGS: Mapping[str, str] = {
+    "trt": "tensorrt", "tensorrt": "tensorrt", "onnxruntimeerror": "onnxruntime",
+    "onnxruntime": "onnxruntime", "tensorflow": "tensorflow",
+}  # fmt: skip
+#: Command-line tools of one framework, recognised when run with an option.
+COMMANDS: Mapping[str, str] = {
+    "trtexec": "tensorrt", "polygraphy": "tensorrt", "saved_model_cli": "tensorflow",
+}  # fmt: skip
 #: What the inference context's ``framework`` field may say, normalised.
 _CONTEXT_NAMES: Mapping[str, str] = {**PACKAGES, "pytorch": "pytorch", "tensorflow": "tensorflow"}
 
 _MODULE_REF = linear(r"(?:^|[^\w.])([A-Za-z_][A-Za-z0-9_]*)\.[A-Za-z_]")
-_PATH_PART = linear(r"[/\\]([A-Za-z_][A-Za-z0-9_]*)[/\\]")
+#: A path part: a name after a slash, or starting a token, that a slash follows (checked in
+#: code: the pattern cannot look ahead, and must not consume the slash the next part needs).
+_PATH_PART = linear(r"(?:^|[\s/\\\"'(\[=])([A-Za-z_][A-Za-z0-9_]*)")
+_LOG_TAG = linear(r"\[([A-Za-z][A-Za-z0-9_]*)(?:\s+v?\d[\w.]*)?\]")
+#: ``name==1.2``, ``name-1.2`` (wheels, "Successfully installed"), ``name   1.2`` (pip list).
+_VERSIONED = linear(
+    r"(?:^|[^\w.-])([A-Za-z_][A-Za-z0-9_]*)(?:\[[\w,]+\])?(?:==|-|\s{2,})v?\d+\.\d+"
+)
+_COMMAND = linear(r"(?:^|[^\w.-])([a-z_]+)(?:\.exe)?\s+--?[a-zA-Z]")
 _WORD = linear(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME = r"`?-{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)`?(?:\s*(?:=|:)\s*`?(?P<value>[\w.-]+)`?)?"
 _SET = r"(?:set|enabled|turned on|passed|specified|given|true|on)"
@@ -86,21 +126,43 @@ def options_already_set(message: str) -> dict[str, str]:
     return found
 
 
+def _package(name: str) -> str | None:
+    """The framework of a package name or import alias as code spells it."""
+    return PACKAGES.get(name) or ALIASES.get(name) or PACKAGES.get(name.lower())
+
+
 def frameworks_in(texts: Iterable[str]) -> set[str]:
-    """Frameworks whose packages the texts name as code: ``torch.nn``, ``/tensorflow/``."""
+    """Frameworks whose packages the texts name as code: ``torch.nn``, ``/tensorflow/``,
+    ``jnp.where``, ``[TRT]``, ``jaxlib==0.4.29``, ``trtexec --onnx``."""
     found: set[str] = set()
     for text in texts:
         text = text[:_MAX_TEXT]
-        for pattern in (_MODULE_REF, _PATH_PART):
-            for match in pattern.finditer(text):
-                if (framework := PACKAGES.get(match.group(1))) is not None:
-                    found.add(framework)
+        for match in _MODULE_REF.finditer(text):
+            if (framework := _package(match.group(1))) is not None:
+                found.add(framework)
+        for match in _PATH_PART.finditer(text):
+            framework = PACKAGES.get(match.group(1))
+            if framework is not None and text[match.end() : match.end() + 1] in ("/", "\\"):
+                found.add(framework)
+        for match in _LOG_TAG.finditer(text):
+            if (framework := LOG_TAGS.get(match.group(1).lower())) is not None:
+                found.add(framework)
+        for match in _VERSIONED.finditer(text):
+            if (framework := PACKAGES.get(match.group(1).lower())) is not None:
+                found.add(framework)
+        for match in _COMMAND.finditer(text):
+            if (framework := COMMANDS.get(match.group(1))) is not None:
+                found.add(framework)
     return found
 
 
-def _error_class_framework(error_type: str) -> set[str]:
+def _error_type_frameworks(error_type: str) -> set[str]:
+    """The framework of a framework-only error class, and any package the type names
+    (``RuntimeError (onnxruntime InvalidArgument)``, ``none (TensorFlow warning)``)."""
     words = _WORD.findall(error_type[:_MAX_TEXT])
-    return {ERROR_CLASSES[w.lower()] for w in words[-1:] if w.lower() in ERROR_CLASSES}
+    found = {ERROR_CLASSES[w.lower()] for w in words if w.lower() in ERROR_CLASSES}
+    # Full package names only: an alias ("tf", "trt") as a bare word is too short to trust.
+    return found | {PACKAGES[w.lower()] for w in words if len(w) > 2 and w.lower() in PACKAGES}
 
 
 def read_setting(
@@ -108,14 +170,16 @@ def read_setting(
     message: str,
     frames: Iterable[Frame] = (),
     inference_context: Mapping[str, Any] | None = None,
+    logs: Iterable[str] = (),
 ) -> IncidentSetting:
-    """The incident's frameworks and already-set options, from its own text and context."""
+    """The incident's frameworks and already-set options, from its own text, log lines and
+    context."""
     frame_texts = [
         " ".join(str(frame.get(key) or "") for key in ("module", "filename", "context_line"))
         for frame in frames
     ]
-    frameworks = frameworks_in([error_type, message, *frame_texts])
-    frameworks |= _error_class_framework(error_type)
+    frameworks = frameworks_in([error_type, message, *frame_texts, *logs])
+    frameworks |= _error_type_frameworks(error_type)
     declared = str((inference_context or {}).get("framework") or "").strip().lower()
     if declared in _CONTEXT_NAMES:
         frameworks.add(_CONTEXT_NAMES[declared])

@@ -16,13 +16,14 @@ fails is stored marked invalid, never shown as a trusted fix.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import read_setting
+from rca.suggestion.step_values import step_wordings
 
 if TYPE_CHECKING:
     from rca.suggestion.context import AnalysisContext
@@ -82,11 +83,14 @@ class _Answer(Protocol):
     runbook: str
 
 
+def _log_texts(ctx: AnalysisContext) -> list[str]:
+    return [str(e.get("message") if isinstance(e, dict) else e) for e in ctx.logs]
+
+
 def _code_texts(ctx: AnalysisContext) -> list[str]:
     texts = [str(frame.get("context_line") or "") for frame in ctx.frames]
     texts += [str(frame.get("function") or "") for frame in ctx.frames]
-    for entry in ctx.logs:
-        texts.append(str(entry.get("message") if isinstance(entry, dict) else entry))
+    texts += _log_texts(ctx)
     texts += [str(v) for v in (ctx.inference_context or {}).values() if isinstance(v, str)]
     return texts
 
@@ -94,7 +98,9 @@ def _code_texts(ctx: AnalysisContext) -> list[str]:
 def read_premises(ctx: AnalysisContext) -> Premises:
     """The incident's facts, frameworks and already-set options."""
     message = ctx.message or ""
-    setting = read_setting(ctx.error_type or "", message, ctx.frames, ctx.inference_context)
+    setting = read_setting(
+        ctx.error_type or "", message, ctx.frames, ctx.inference_context, _log_texts(ctx)
+    )
     facts = incident_facts(message, list(ctx.shape_diff), _code_texts(ctx))
     return Premises(facts, setting.frameworks, setting.options_set)
 
@@ -108,6 +114,8 @@ def contradictions(meta: StepMetadata, premises: Premises) -> list[str]:
     for option in meta.sets:
         if option in premises.options_set:
             reasons.append(f"the message says {option} is already set")
+    if set(meta.variants) & premises.frameworks:
+        return reasons  # worded for the incident's framework by its variant (step_values)
     if meta.api and premises.frameworks and not set(meta.api) & premises.frameworks:
         reasons.append(
             f"the step is written for {', '.join(meta.api)} but the incident's code is "
@@ -144,12 +152,17 @@ def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
         if item.kind != "runbook" or item.slug != (draft.runbook or "").strip():
             continue
         for position, step in enumerate(item.remediation):
-            words = set(terms(_step_action(step)))
-            if not words:
-                continue
-            share = len(words & action) / len(words)
-            if share >= RESTATES_SHARE and (best is None or share > best[0]):
-                best = (share, item.step_metadata(position))
+            meta = item.step_metadata(position)
+            # Each wording is its own premise: a step's PyTorch wording restated for a
+            # TensorFlow incident is contradicted even when the step has a TensorFlow variant.
+            for names, wording in step_wordings(step):
+                words = set(terms(_step_action(wording)))
+                if not words:
+                    continue
+                share = len(words & action) / len(words)
+                if share >= RESTATES_SHARE and (best is None or share > best[0]):
+                    api = names or meta.api
+                    best = (share, replace(meta, api=api, variants=()))
     return best[1] if best else None
 
 

@@ -11,6 +11,13 @@ suggestion carries an unfilled template.
     one (for a matmul, the input's features and the layer's ``in_features``).
 ``key-prefix``
     The prefix by which the listed state_dict keys differ (``module.``).
+``framework``
+    The frameworks the incident's code shows (:mod:`.incident_setting`), comma-separated.
+    It also chooses the wording of a step with framework variants (``For tensorflow:``
+    lines, :mod:`rca.corpus.step_metadata`): the first variant written for one of them
+    replaces the step's own wording; otherwise the step keeps its own and the variant lines
+    are dropped. Each consumer (the offline ranking, the audit, the prompt) thereby sees one
+    wording per step, the one for this incident's framework.
 """
 
 from __future__ import annotations
@@ -18,16 +25,62 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from rca.corpus.step_metadata import variant_lines
 from rca.suggestion.incident_facts import key_prefix
 
 if TYPE_CHECKING:
     from rca.suggestion.context import AnalysisContext
 
-__all__ = ["VALUE_NAMES", "fill_values", "incident_values"]
+__all__ = ["VALUE_NAMES", "choose_variant", "fill_values", "incident_values", "step_wordings"]
 
-VALUE_NAMES = frozenset({"actual-size", "expected-size", "key-prefix"})
+VALUE_NAMES = frozenset({"actual-size", "expected-size", "key-prefix", "framework"})
 # Runbook text only (operator-shipped steps), short: plain re is fine.
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z-]*)\}")
+_NUMBER = re.compile(r"^(?P<number>[ ]{0,3}\d+[.)][ \t]+)?")
+_NUMBERED_LINE = re.compile(r"\n(?=[ ]{0,3}\d+[.)][ \t])")
+
+
+def _heads(text: str) -> list[int]:
+    """Where each numbered step of ``text`` starts (and the text itself): a step's own
+    lines, indented or not, and its variant lines run to the next numbered line."""
+    return [0] + [m.start() + 1 for m in _NUMBERED_LINE.finditer(text)]
+
+
+def _resolve_block(block: str, frameworks: frozenset[str]) -> str:
+    """One step: its wording for ``frameworks`` (a variant when one is written for them),
+    without any variant line."""
+    variants = variant_lines(block)
+    if not variants:
+        return block
+    chosen = next((text for names, text, _ in variants if frameworks & set(names)), None)
+    if chosen is None:
+        kept = block
+        for _, _, match in reversed(variants):
+            kept = kept[: match.start()].rstrip("\n") + kept[match.end() :]
+        return kept
+    number = _NUMBER.match(block)
+    prefix = (number.group("number") or "") if number else ""
+    return prefix + chosen + block[len(block.rstrip()) :]
+
+
+def choose_variant(text: str, frameworks: frozenset[str] | set[str]) -> str:
+    """``text`` (one step, or a section of numbered steps) with each step worded for
+    ``frameworks``: see ``framework`` above."""
+    if "For " not in text:
+        return text
+    starts = _heads(text) + [len(text)]
+    blocks = [text[a:b] for a, b in zip(starts, starts[1:], strict=False)]
+    return "".join(_resolve_block(block, frozenset(frameworks)) for block in blocks)
+
+
+def step_wordings(step: str) -> list[tuple[tuple[str, ...], str]]:
+    """Each wording of one step: its own (no frameworks) and each variant's."""
+    own = choose_variant(step, frozenset())
+    return [((), own)] + [(names, text) for names, text, _ in variant_lines(step)]
+
+
+def _frameworks(values: dict[str, str]) -> frozenset[str]:
+    return frozenset(n.strip() for n in values.get("framework", "").split(",") if n.strip())
 
 
 def incident_values(ctx: AnalysisContext) -> dict[str, str]:
@@ -41,6 +94,10 @@ def incident_values(ctx: AnalysisContext) -> dict[str, str]:
                 break
     if prefix := key_prefix(ctx.message or ""):
         values["key-prefix"] = prefix
+    from rca.suggestion.premises import read_premises  # premises reads values' neighbours
+
+    if frameworks := read_premises(ctx).frameworks:
+        values["framework"] = ", ".join(sorted(frameworks))
     return values
 
 
@@ -68,7 +125,9 @@ def _enclosing_aside(text: str, at: int) -> tuple[int, int] | None:
 def fill_values(step: str, values: dict[str, str]) -> str:
     """``step`` with its placeholders filled from ``values``; an aside holding one that has
     no value is dropped. Asides go first and values are put in by one substitution, so an
-    incident value that itself looks like a placeholder is never read as one."""
+    incident value that itself looks like a placeholder is never read as one. A step with
+    framework variants is first worded for the incident's frameworks."""
+    step = choose_variant(step, _frameworks(values))
     start = 0
     while match := _PLACEHOLDER.search(step, start):
         name = match.group(1)
