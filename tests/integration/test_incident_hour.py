@@ -1,4 +1,4 @@
-"""The timeline chart counts incidents from the rollups (hourly, six-hourly) kept by a trigger."""
+"""The timeline chart counts incidents from rollups (hourly; daily in six hours) a trigger keeps."""
 
 from __future__ import annotations
 

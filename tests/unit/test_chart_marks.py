@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils.safestring import SafeString
 
-from webapp.charts import HOUR, SIX_HOURS, bar_chart, bar_width, bucket_start
+from webapp.charts import DAY, HOUR, SIX_HOURS, bar_chart, bar_width, bucket_start
 
 T0 = datetime(2026, 3, 1, 0, tzinfo=UTC)
 
@@ -47,3 +47,4 @@ def test_a_week_is_drawn_in_hours_and_a_month_in_six_hours_aligned_on_utc():
     assert bar_width(now - timedelta(days=30), now) == SIX_HOURS
     assert bucket_start(now, SIX_HOURS) == datetime(2026, 3, 31, 12, tzinfo=UTC)
     assert bucket_start(now, HOUR) == datetime(2026, 3, 31, 14, tzinfo=UTC)
+    assert bucket_start(now, DAY) == datetime(2026, 3, 31, tzinfo=UTC)
