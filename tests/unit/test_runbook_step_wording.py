@@ -12,13 +12,16 @@ from __future__ import annotations
 from rca.corpus.files import Runbook
 from rca.suggestion.checks.code_locations import code_locations
 from rca.suggestion.context import remediation
-from rca.suggestion.providers.wording import drop_asides, split_step
-from rca.suggestion.validation import format_ok
+from rca.suggestion.providers.wording import drop_asides, first_sentence, shorten, split_step
+from rca.suggestion.validation import MAX_ACTION_CHARS, MAX_REASON_CHARS, format_ok
 
 
 def _can_be_suggested(step: str) -> tuple[bool, str]:
-    """Whether some wording the provider tries passes the incident-independent checks."""
+    """Whether some wording the provider tries passes the incident-independent checks
+    (shortened as :func:`~rca.suggestion.providers.wording.compose` shortens it)."""
     action, reason = split_step(step)
+    action = first_sentence(shorten(action), MAX_ACTION_CHARS)
+    reason = first_sentence(reason, MAX_REASON_CHARS)
     problems = []
     for variant_action, variant_reason in (
         (action, reason),
