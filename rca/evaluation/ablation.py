@@ -18,13 +18,14 @@ from rca.retrieval.signals import Signals, build_signals
 
 __all__ = ["PARTS", "ablate", "format_ablation"]
 
-#: Evidence part -> the Signals fields it empties.
+#: Evidence part -> the Signals fields it empties; the names are the parts of the BM25
+#: query (:func:`rca.retrieval.query.query_parts`).
 PARTS: dict[str, tuple[str, ...]] = {
     "error type": ("error_type", "error_type_short"),
     "message": ("message", "message_normalised"),
     "chained exceptions": ("chained",),
-    "own-code frames": ("frames",),
-    "library frames": ("libraries",),
+    "own-code frames": ("frames", "app_code"),
+    "library frames": ("library_frames", "libraries"),
     "log lines": ("log_messages", "error_codes"),
     "shapes": ("shapes",),
     "inference context": ("context",),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -53,10 +53,12 @@ class BM25Index:
             weights = idf[token] * tf * (k1 + 1) / (tf + norm[doc_ids])
             self._postings[token] = (doc_ids, weights)
 
-    def scores(self, query: Sequence[str]) -> np.ndarray:
-        """Score of every document; a repeated query token counts again, as in rank-bm25."""
+    def scores(self, query: Sequence[str] | Mapping[str, float]) -> np.ndarray:
+        """Score of every document; a repeated query token counts again, as in rank-bm25.
+        A mapping gives each token a weight instead (a weighted query)."""
         result = np.zeros(self.size, dtype=np.float64)
-        for token, count in Counter(query).items():
+        counts = query if isinstance(query, Mapping) else Counter(query)
+        for token, count in counts.items():
             posting = self._postings.get(token)
             if posting is not None:
                 doc_ids, weights = posting

@@ -193,7 +193,7 @@ def gather(
     mode: Mode = "hybrid",
 ) -> Evidence:
     """BM25, signal prior and (unless ``mode="bm25"`` or no embedding) cosine evidence."""
-    bm25, chunk_bm25 = index.bm25_scores(signals.bm25_tokens())
+    bm25, chunk_bm25 = index.bm25_scores(signals.bm25_query())
     signal = (index.signal_matches(signals.signal_text()) > 0).astype(np.float64)
     if query_embedding is not None and mode != "bm25":
         extra = set(np.argsort(-bm25)[:BM25_CANDIDATES].tolist()) | set(

@@ -96,8 +96,11 @@ class CorpusIndex:
             self._pattern_owner, weights=hits[self._pattern_ref], minlength=len(self.slugs)
         ).astype(np.float64)
 
-    def bm25_scores(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(per-runbook BM25 = its best document, per-chunk BM25)."""
+    def bm25_scores(
+        self, tokens: Sequence[str] | Mapping[str, float]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(per-runbook BM25 = its best document, per-chunk BM25); ``tokens`` may be a
+        weighted query (token -> weight)."""
         scores = self.bm25.scores(tokens)
         per_runbook = np.zeros(len(self.slugs), dtype=np.float64)
         np.maximum.at(per_runbook, self.doc_runbook, scores)

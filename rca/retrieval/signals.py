@@ -15,12 +15,15 @@ from typing import Any
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from ingest.parsing.log_levels import WARNING_AND_ABOVE
+from rca.retrieval.query import bm25_query, query_parts
 from rca.retrieval.tokens import tokenize
+from rca.retrieval.weights import DEFAULT_QUERY_WEIGHTS, QueryWeights
 
 __all__ = ["Signals", "build_signals", "describe_shape_diff", "normalise_message"]
 
 MAX_FRAMES = 5
 MAX_LOGS = 5
+MAX_LIBRARY_FRAMES = 3
 MAX_MESSAGE = 2000
 _CONTEXT_KEYS = ("model_id", "quantization", "device", "framework", "dtype")
 
@@ -50,6 +53,10 @@ class Signals:
     message_normalised: str = ""  # volatile numbers, hex ids and paths removed
     chained: list[str] = field(default_factory=list)  # earlier exceptions, "Type: message"
     frames: list[str] = field(default_factory=list)  # in-app "file:function", innermost first
+    app_code: list[str] = field(default_factory=list)  # in-app source lines, innermost first
+    #: Library frames below the user's innermost frame (where the error was raised),
+    #: "function source line", innermost first.
+    library_frames: list[str] = field(default_factory=list)
     libraries: list[str] = field(default_factory=list)  # packages of library frames
     log_messages: list[str] = field(default_factory=list)  # key log lines, normalised
     error_codes: list[str] = field(default_factory=list)
@@ -75,12 +82,14 @@ class Signals:
         return "\n".join(p for p in parts if p.strip())[:MAX_MESSAGE]
 
     def bm25_tokens(self) -> list[str]:
-        """Code-aware query tokens (:mod:`rca.retrieval.tokens`): identifiers whole and split."""
-        texts = [self.error_type, self.message_normalised, *self.chained, *self.shapes]
-        texts += [" ".join(self.libraries), *self.log_messages, *self.error_codes]
-        texts += [f.replace(":", " ") for f in self.frames]
-        texts += [v for k, v in self.context.items() if k != "model_id"]
+        """Code-aware query tokens (:mod:`rca.retrieval.tokens`) of every part of the query,
+        most trusted evidence first; unweighted (see :meth:`bm25_query`)."""
+        texts = [part.text for part in query_parts(self)]
         return tokenize(_PLACEHOLDER.sub(" ", "\n".join(texts)))
+
+    def bm25_query(self, weights: QueryWeights = DEFAULT_QUERY_WEIGHTS) -> dict[str, float]:
+        """Token -> weight, what BM25 ranks with (:func:`rca.retrieval.query.bm25_query`)."""
+        return bm25_query(self, weights)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, for ``Analysis.signals``."""
@@ -187,6 +196,13 @@ def _frame_label(frame: dict[str, Any]) -> str:
     return f"{filename or frame.get('module') or '?'}:{frame.get('function') or '?'}"
 
 
+def _library_frame(frame: dict[str, Any]) -> str:
+    """A library frame as evidence: its function (an API name runbooks use, e.g.
+    ``load_state_dict``) and source line; the file name says only which package."""
+    function = str(frame.get("function") or "").strip("<>")
+    return f"{function} {frame.get('context_line') or ''}".strip()
+
+
 def _unique(items: list[str], limit: int) -> list[str]:
     seen: list[str] = []
     for item in items:
@@ -214,6 +230,8 @@ def build_signals(incident: Any) -> Signals:
     frames = list(exceptions[-1].get("frames") or []) if exceptions else []
     in_app = [f for f in reversed(frames) if f.get("in_app")]
     libraries = [_library(f) for f in reversed(frames) if not f.get("in_app")]
+    below_app = next((i for i, f in enumerate(reversed(frames)) if f.get("in_app")), len(frames))
+    raised_in = list(reversed(frames))[:below_app]
 
     chained = []
     for exc in exceptions[:-1]:
@@ -249,6 +267,8 @@ def build_signals(incident: Any) -> Signals:
         message_normalised=normalise_message(message),
         chained=chained,
         frames=_unique([_frame_label(f) for f in in_app], MAX_FRAMES),
+        app_code=_unique([str(f.get("context_line") or "") for f in in_app], MAX_FRAMES),
+        library_frames=_unique([_library_frame(f) for f in raised_in], MAX_LIBRARY_FRAMES),
         libraries=_unique(libraries, MAX_FRAMES),
         log_messages=_unique(log_messages, MAX_LOGS),
         error_codes=_unique([c for c in error_codes if c and c != "None"], MAX_LOGS),

@@ -10,7 +10,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
-__all__ = ["DEFAULT_WEIGHTS", "TUNING_GRID", "FusionWeights", "grid"]
+__all__ = [
+    "DEFAULT_QUERY_WEIGHTS",
+    "DEFAULT_WEIGHTS",
+    "TUNING_GRID",
+    "FusionWeights",
+    "QueryWeights",
+    "grid",
+]
 
 
 @dataclass(frozen=True)
@@ -67,3 +74,37 @@ def grid(base: FusionWeights = DEFAULT_WEIGHTS) -> list[FusionWeights]:
         for values in itertools.product(*(TUNING_GRID[n] for n in names))
     ]
     return [base, *(c for c in combos if c != base)]
+
+
+@dataclass(frozen=True)
+class QueryWeights:
+    """How much each part of an incident's evidence weighs in the BM25 query
+    (:func:`rca.retrieval.query.query_parts`), in units of the error message.
+
+    A token's weight in the query is the sum over the parts it occurs in, capped at
+    ``token_cap``: BM25 counts a repeated query token again, so without the cap a word the
+    message, the shape description and a log line all repeat ("size", "tensor") outweighs
+    the one word only the code names.
+    """
+
+    #: The error type and message, and earlier exceptions of the chain.
+    message: float = 1.0
+    chained: float = 1.0
+    #: The user's own frames come first: the source line of the innermost in-app frame (the
+    #: call the user made, e.g. ``torch.sqrt(x)``, ``tokenizer(text)``) weighs ``app_code``,
+    #: each frame further out ``app_decay`` times the one inside it. File names and the
+    #: user's function names stay out: they name this project, not the kind of failure.
+    app_code: float = 1.0
+    app_decay: float = 0.5
+    #: Library frames below the user's code (where the error was raised): function name and
+    #: source line, innermost first, decaying the same way; then the packages' names, which
+    #: every runbook of that library shares.
+    library_frames: float = 0.5
+    libraries: float = 0.25
+    log_lines: float = 0.5
+    shapes: float = 0.5
+    context: float = 0.5
+    token_cap: float = 2.0
+
+
+DEFAULT_QUERY_WEIGHTS = QueryWeights()
