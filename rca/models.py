@@ -125,7 +125,14 @@ class Suggestion(models.Model):
     action = models.TextField()
     reason = models.TextField()
     runbook_slug = models.CharField(max_length=120, blank=True)
+    # For the offline provider, the probability (calibrated on the dev cases, see
+    # rca/suggestion/confidence.py) that the action names the fix; an LLM's own figure else.
     confidence = models.FloatField(default=0.0)
+    # "No confident suggestion": confidence fell below the calibrated threshold. action and
+    # reason are then only the best guess; `abstention` holds {closest: [{slug, title}],
+    # wanted: [evidence that would help], threshold}.
+    abstained = models.BooleanField(default=False)
+    abstention = models.JSONField(default=dict, blank=True)
     # {format_ok, grounded, stack_path_match, shape_incompatibility, unknown_dim_share, ok,
     #  complaints}
     validation = models.JSONField(default=dict)

@@ -19,6 +19,32 @@ from rca.models import Analysis, Suggestion
 from rca.queue.claim import max_attempts
 
 
+class ClosestRunbook(Answer):
+    slug: str
+    title: str
+
+
+class Abstention(Answer):
+    """Why there is no confident suggestion and what would give one."""
+
+    closest: list[ClosestRunbook]
+    wanted: list[str] = Field(description="evidence the incident lacks that would help")
+    threshold: float
+
+
+def _abstention(s: Suggestion) -> Abstention | None:
+    data = s.abstention if isinstance(s.abstention, dict) else {}
+    if not s.abstained:
+        return None
+    closest = [
+        ClosestRunbook(slug=str(item.get("slug", "")), title=str(item.get("title", "")))
+        for item in data.get("closest") or []
+        if isinstance(item, dict)
+    ]
+    wanted = [str(item) for item in data.get("wanted") or []]
+    return Abstention(closest=closest, wanted=wanted, threshold=float(data.get("threshold", 0)))
+
+
 class SuggestionOut(Answer):
     id: int
     incident_id: int
@@ -27,6 +53,13 @@ class SuggestionOut(Answer):
     reason: str
     runbook: str
     confidence: float
+    abstained: bool = Field(
+        description="no confident suggestion: confidence is below the calibrated threshold, "
+        "so action and reason are only the best guess; see `abstention`"
+    )
+    abstention: Abstention | None = Field(
+        description="for an abstention: the closest runbooks and what evidence would help"
+    )
     provider: str
     model: str
     prompt_version: str
@@ -104,6 +137,8 @@ def suggestion_out(s: Suggestion) -> SuggestionOut:
         reason=s.reason,
         runbook=s.runbook_slug,
         confidence=s.confidence,
+        abstained=s.abstained,
+        abstention=_abstention(s),
         provider=s.provider,
         model=s.model,
         prompt_version=s.prompt_version,

@@ -1,5 +1,9 @@
 """The analysis panel of an incident: live status, the suggestion card, history, evidence.
 
+A suggestion below the calibrated confidence threshold is shown as "No confident
+suggestion" with the closest runbooks (titles from the corpus) and the evidence that would
+help; its best guess only inside a labelled low-confidence disclosure.
+
 Polling continues only while the incident is pending or being analysed, so a finished
 panel stops asking the server.
 """
@@ -32,6 +36,20 @@ class Panel:
     awaiting: int | None = None  # re-analysis requested after this analysis id
     polls: int = 0
     reused_from: int | None = None  # the occurrence whose analysis this one reused
+
+    @property
+    def abstention(self) -> dict[str, Any] | None:
+        """For a suggestion without confidence: {closest: [{slug, title}], wanted, threshold}."""
+        if self.suggestion is None or not self.suggestion.abstained:
+            return None
+        data = self.suggestion.abstention if isinstance(self.suggestion.abstention, dict) else {}
+        closest = [
+            {"slug": str(item.get("slug", "")), "title": str(item.get("title") or item.get("slug"))}
+            for item in data.get("closest") or []
+            if isinstance(item, dict) and item.get("slug")
+        ]
+        wanted = [str(item) for item in data.get("wanted") or []]
+        return {"closest": closest, "wanted": wanted, "threshold": data.get("threshold")}
 
     @property
     def waiting(self) -> bool:

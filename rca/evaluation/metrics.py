@@ -1,5 +1,6 @@
 """Scoring against labelled cases (pure): retrieval's hit@1, hit@3, MRR@5 and empty rate;
-suggestions' keyword match and validation pass rate.
+suggestions' keyword match, abstentions and validation pass rate (of the final output and of
+every candidate step before the offline provider's filter).
 
 A hit is a retrieved runbook whose ``failure_class`` equals the case's category: users care
 that the right *kind* of fix comes first, and several runbooks may cover one class.
@@ -55,7 +56,12 @@ MetricsReport = TypedDict(
 class SuggestMetricsReport(TypedDict):
     cases: int
     keyword_match: float
+    keyword_in_action: float
+    abstained: float
+    answered: dict[str, float]
+    abstentions: list[str]
     validation_pass: float
+    candidates: dict[str, float]
     per_category: dict[str, dict[str, float]]
     keyword_misses: list[str]
     invalid: list[str]
@@ -195,16 +201,32 @@ class SuggestResult:
     action: str
     reason: str
     runbook: str
-    keyword_hit: bool
+    keyword_hit: bool  # a keyword in action + reason; never for an abstention
     valid: bool
     complaints: tuple[str, ...] = ()
+    action_hit: bool = False  # a keyword in the action alone; never for an abstention
+    abstained: bool = False  # "no confident suggestion": neither a hit nor helpful
+    confidence: float = 0.0
+    guess_hit: bool = False  # a keyword in the action + reason written, abstained or not
+    #: Validation of every candidate step before the offline provider's filter
+    #: (:class:`rca.suggestion.providers.step_ranking.CandidateAudit`): steps, valid,
+    #: premise_contradicted, unfilled_placeholder.
+    candidates: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
 class SuggestMetrics:
     cases: int = 0
     keyword_match: float = 0.0  # share of cases whose suggestion names any case keyword
-    validation_pass: float = 0.0  # share of cases whose suggestion passed validation
+    keyword_in_action: float = 0.0  # the same, in the action alone
+    abstained: float = 0.0  # share of cases with no confident suggestion (never hits)
+    #: Over the answered (not abstained) cases: keyword_match, keyword_in_action, cases; and
+    #: how many abstentions' best guesses would have named a keyword (abstained_guess_hit).
+    answered: dict[str, float] = field(default_factory=dict)
+    abstentions: list[str] = field(default_factory=list)
+    validation_pass: float = 0.0  # share of cases whose final suggestion passed validation
+    #: Validation of the unfiltered candidate steps, summed over cases.
+    candidates: dict[str, float] = field(default_factory=dict)
     per_category: dict[str, dict[str, float]] = field(default_factory=dict)
     keyword_misses: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
@@ -213,11 +235,40 @@ class SuggestMetrics:
         return {
             "cases": self.cases,
             "keyword_match": round(self.keyword_match, 4),
+            "keyword_in_action": round(self.keyword_in_action, 4),
+            "abstained": round(self.abstained, 4),
+            "answered": self.answered,
+            "abstentions": self.abstentions,
             "validation_pass": round(self.validation_pass, 4),
+            "candidates": self.candidates,
             "per_category": self.per_category,
             "keyword_misses": self.keyword_misses,
             "invalid": self.invalid,
         }
+
+
+def _share(part: int | float, whole: int | float) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _candidate_figures(results: Sequence[SuggestResult]) -> dict[str, float]:
+    """Unfiltered candidate steps: how many, and the shares passing validation, failing a
+    premise, carrying an unfilled placeholder (empty when no result has an audit)."""
+    audits = [r.candidates for r in results if r.candidates]
+    if not audits:
+        return {}
+    total = {key: sum(a.get(key, 0) for a in audits) for key in _AUDIT_KEYS}
+    steps = total["steps"]
+    return {
+        "cases": len(audits),
+        "steps": steps,
+        "validation_pass": _share(total["valid"], steps),
+        "premise_contradicted": _share(total["premise_contradicted"], steps),
+        "unfilled_placeholder": _share(total["unfilled_placeholder"], steps),
+    }
+
+
+_AUDIT_KEYS = ("steps", "valid", "premise_contradicted", "unfilled_placeholder")
 
 
 def summarise_suggestions(results: Sequence[SuggestResult]) -> SuggestMetrics:
@@ -235,10 +286,22 @@ def summarise_suggestions(results: Sequence[SuggestResult]) -> SuggestMetrics:
         }
         for category, group in sorted(by_category.items())
     }
+    answered = [r for r in results if not r.abstained]
+    abstained = [r for r in results if r.abstained]
     return SuggestMetrics(
         cases=n,
         keyword_match=sum(r.keyword_hit for r in results) / n,
+        keyword_in_action=sum(r.action_hit for r in results) / n,
+        abstained=len(abstained) / n,
+        answered={
+            "cases": len(answered),
+            "keyword_match": _share(sum(r.keyword_hit for r in answered), len(answered)),
+            "keyword_in_action": _share(sum(r.action_hit for r in answered), len(answered)),
+            "abstained_guess_hit": sum(r.guess_hit for r in abstained),
+        },
+        abstentions=[r.case_id for r in abstained],
         validation_pass=sum(r.valid for r in results) / n,
+        candidates=_candidate_figures(results),
         per_category=per_category,
         keyword_misses=[r.case_id for r in results if not r.keyword_hit],
         invalid=[r.case_id for r in results if not r.valid],
@@ -247,11 +310,37 @@ def summarise_suggestions(results: Sequence[SuggestResult]) -> SuggestMetrics:
 
 def format_suggest_table(metrics: SuggestMetrics, results: Sequence[SuggestResult] = ()) -> str:
     """Overall and per-category keyword match / validation pass; with ``results``, each
-    case's action and cited runbook (``-`` marks a keyword miss, ``!`` an invalid one)."""
+    case's action, cited runbook and confidence (``-`` marks a keyword miss, ``?`` an
+    abstention, ``!`` an invalid one)."""
+    answered = metrics.answered
     lines = [
         f"{'keyword match'.ljust(30)}{metrics.keyword_match:.3f}",
-        f"{'validation pass'.ljust(30)}{metrics.validation_pass:.3f}",
+        f"{'keyword in action'.ljust(30)}{metrics.keyword_in_action:.3f}",
+        f"{'abstained'.ljust(30)}{metrics.abstained:.3f}"
+        + (
+            f"  ({len(metrics.abstentions)}: neither hits nor helpful)"
+            if metrics.abstentions
+            else ""
+        ),
     ]
+    if metrics.abstentions:
+        lines.append(
+            f"{'answered: keyword match'.ljust(30)}{answered.get('keyword_match', 0.0):.3f}"
+            f"  (in action {answered.get('keyword_in_action', 0.0):.3f},"
+            f" {answered.get('cases', 0):g} cases; abstained guesses that would have hit:"
+            f" {answered.get('abstained_guess_hit', 0):g})"
+        )
+    candidates = metrics.candidates
+    if candidates:
+        lines += [
+            f"{'validation pass, candidates'.ljust(30)}{candidates['validation_pass']:.3f}"
+            f"  ({candidates['steps']:g} steps before the filter; failing a premise"
+            f" {candidates['premise_contradicted']:.3f}, unfilled placeholder"
+            f" {candidates['unfilled_placeholder']:.3f})",
+            f"{'validation pass, final output'.ljust(30)}{metrics.validation_pass:.3f}",
+        ]
+    else:
+        lines.append(f"{'validation pass'.ljust(30)}{metrics.validation_pass:.3f}")
     if metrics.per_category:
         lines += ["", "per category (keyword / valid)"]
     for category, figures in metrics.per_category.items():
@@ -262,8 +351,9 @@ def format_suggest_table(metrics: SuggestMetrics, results: Sequence[SuggestResul
     if results:
         lines.append("")
     for r in results:
-        mark = ("+" if r.keyword_hit else "-") + (" " if r.valid else "!")
-        lines.append(f"{mark} {r.case_id} [{r.runbook}] {r.action}")
+        mark = ("?" if r.abstained else "+" if r.keyword_hit else "-") + (" " if r.valid else "!")
+        guess = "no confident suggestion; guess: " if r.abstained else ""
+        lines.append(f"{mark} {r.case_id} [{r.runbook}] {guess}{r.action} ({r.confidence:.2f})")
         lines.extend(f"     invalid: {c}" for c in r.complaints)
     if metrics.keyword_misses:
         lines.append(f"\nno keyword for {', '.join(metrics.keyword_misses)}")

@@ -206,11 +206,16 @@ def evaluate_suggestions(
     k: int = 5,
 ) -> list[SuggestResult]:
     """The offline provider's suggestion for every case, from the worker's default retrieval
-    (hybrid, default fusion, top ``k``), validated; scored by the case's ``keywords``."""
+    (hybrid, default fusion, top ``k``), validated; scored by the case's ``keywords``.
+
+    An abstention ("no confident suggestion") scores no hit whatever its best guess says;
+    every candidate step is also validated before the provider's filter
+    (:func:`~rca.suggestion.providers.step_ranking.audit_candidates`)."""
     from rca.corpus.embeddings import embed
     from rca.retrieval.hybrid import search
     from rca.suggestion.evidence import context_for, evidence_from_retrieved
     from rca.suggestion.providers import OfflineProvider, ProviderError
+    from rca.suggestion.providers.step_ranking import audit_candidates
     from rca.suggestion.validation import validate
 
     incidents = [case_incident(case) for case in cases]
@@ -228,7 +233,9 @@ def evaluate_suggestions(
             results.append(SuggestResult(case_id, category, "", "", "", False, False, (str(exc),)))
             continue
         check = validate(draft, ctx)
-        text = f"{draft.action} {draft.reason}"
+        keywords = case.get("keywords") or []
+        guess_hit = keyword_hit(f"{draft.action} {draft.reason}", keywords)
+        audit = audit_candidates(ctx)
         results.append(
             SuggestResult(
                 case_id=case_id,
@@ -236,9 +243,19 @@ def evaluate_suggestions(
                 action=draft.action,
                 reason=draft.reason,
                 runbook=draft.runbook,
-                keyword_hit=keyword_hit(text, case.get("keywords") or []),
+                keyword_hit=guess_hit and not draft.abstained,
                 valid=check.ok,
                 complaints=tuple(check.complaints),
+                action_hit=keyword_hit(draft.action, keywords) and not draft.abstained,
+                abstained=draft.abstained,
+                confidence=draft.confidence,
+                guess_hit=guess_hit,
+                candidates={
+                    "steps": audit.steps,
+                    "valid": audit.valid,
+                    "premise_contradicted": audit.premise_contradicted,
+                    "unfilled_placeholder": audit.unfilled_placeholder,
+                },
             )
         )
     return results

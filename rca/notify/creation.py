@@ -106,6 +106,13 @@ def _issue_event(kind: str, issue: Issue, suggestion: Suggestion | None = None) 
             model=suggestion.model,
             id=suggestion.pk,
             incident_id=suggestion.incident_id,
+            abstained=suggestion.abstained,
+            closest=tuple(
+                str(item.get("title") or item.get("slug") or "")
+                for item in (suggestion.abstention or {}).get("closest") or []
+                if isinstance(item, dict)
+            ),
+            wanted=tuple(str(item) for item in (suggestion.abstention or {}).get("wanted") or []),
         )
     return build_payload(IssueEvent(kind, issue.project.name, info, extra))
 

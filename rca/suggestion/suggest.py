@@ -1,7 +1,11 @@
 """Ask the provider, validate, re-ask with the validator's complaint, fall back to offline.
 
 A suggestion that still fails validation is returned marked invalid: never dropped, so
-the engineer sees what was proposed and why it was not trusted.
+the engineer sees what was proposed and why it was not trusted. Either provider's answer
+below the abstention threshold of :mod:`rca.suggestion.confidence` is marked abstained ("no
+confident suggestion"): the offline provider decides that on its calibrated confidence, an
+LLM's validated answer on the confidence it states (not calibrated: the same threshold is
+applied as the simplest shared rule).
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rca.suggestion.confidence import abstention_for, load_calibration
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.prompts import render
 from rca.suggestion.providers import Draft, OfflineProvider, OpenAIProvider, ProviderError
@@ -47,6 +52,15 @@ def _record(outcome: Outcome, draft: Draft, check: Validation) -> None:
     )
 
 
+def _abstain_if_unsure(draft: Draft, ctx: AnalysisContext) -> None:
+    """Mark an LLM's validated answer abstained when its stated confidence is below the
+    threshold: the same rule, and the same closest runbooks and wanted evidence, as offline."""
+    threshold = load_calibration().threshold
+    if draft.confidence < threshold and not draft.abstained:
+        draft.abstained = True
+        draft.abstention = abstention_for(ctx, threshold).as_dict()
+
+
 def write_suggestion(ctx: AnalysisContext, provider: OpenAIProvider | OfflineProvider) -> Outcome:
     messages = render(ctx)
     outcome = Outcome(None, None, messages)
@@ -66,6 +80,7 @@ def write_suggestion(ctx: AnalysisContext, provider: OpenAIProvider | OfflinePro
             _record(outcome, draft, check)
             outcome.draft, outcome.validation = draft, check
             if check.ok:
+                _abstain_if_unsure(draft, ctx)
                 return outcome
             complaint = "; ".join(check.complaints)
     try:

@@ -32,6 +32,8 @@ HELDOUT_CASES = DATA / "heldout_cases.jsonl"
 #: Measured: dev keyword match 0.900 (27/30), held-out 0.806 (29/36); validation 1.0 on both.
 #: The floors leave room for two or three cases to move without hiding a real regression.
 DEV_KEYWORD_FLOOR = 0.75
+#: The calibrated threshold abstains on ~10% of all dev cases (bench/calibrate_confidence.py).
+DEV_MAX_ABSTAINED = 0.2
 HELDOUT_KEYWORD_FLOOR = 0.6
 VALIDATION_FLOOR = 0.95
 
@@ -58,11 +60,19 @@ def test_suggestions_on_the_dev_cases_name_the_fix_and_validate(stored_corpus: N
     report = _suggest_report(DEV_CASES)
     suggest = report["suggest"]
     assert suggest["provider"] == "offline" and suggest["cases"] == 30
-    assert suggest["keyword_match"] >= DEV_KEYWORD_FLOOR, suggest["keyword_misses"]
+    # Abstentions ("no confident suggestion") are misses in keyword_match; the floor holds
+    # for the cases answered, and few dev cases (each has its runbook) may abstain.
+    assert suggest["abstained"] <= DEV_MAX_ABSTAINED, suggest["abstentions"]
+    assert suggest["answered"]["keyword_match"] >= DEV_KEYWORD_FLOOR, suggest["keyword_misses"]
     assert suggest["validation_pass"] >= VALIDATION_FLOOR, suggest["invalid"]
     rows = {row["id"]: row for row in suggest["suggestions"]}
     assert len(rows) == 30
     assert all(row["action"] and row["runbook"] for row in rows.values())
+    assert all(0 < row["confidence"] < 1 for row in rows.values())
+    for case_id in suggest["abstentions"]:
+        assert rows[case_id]["abstained"] and not rows[case_id]["keyword_hit"]
+    assert suggest["candidates"]["steps"] >= 30  # validation before the provider's filter
+    assert 0 < suggest["candidates"]["validation_pass"] <= 1
     assert "hybrid-weighted" in report["runs"]  # the retrieval figures are still there
 
 

@@ -13,6 +13,7 @@ from ingest.parsing.logs import parse_logs
 from ingest.parsing.shapes import ShapeDiff, extract_shape_diff
 from ingest.parsing.stacktrace import parse_stacktrace
 from rca.corpus.files import bundled_runbook_dir, load_directory
+from rca.suggestion.confidence import Strength, load_calibration
 from rca.suggestion.context import AnalysisContext, evidence_from_runbook
 from rca.suggestion.providers import (
     OfflineProvider,
@@ -70,7 +71,8 @@ def test_offline_draft_on_real_case_validates_and_cites_the_runbook(
     assert result.ok, (draft, result.complaints)
     assert draft.runbook == slug
     assert (draft.provider, draft.model) == ("offline", OfflineProvider.model)
-    assert draft.confidence == 0.72
+    # The confidence is the calibrated probability of the draft's evidence figures.
+    assert draft.confidence == load_calibration().probability(Strength(**draft.strength))
 
 
 def test_offline_reason_names_the_mismatched_dimensions() -> None:
@@ -97,7 +99,7 @@ def test_offline_draft_for_a_hand_built_matmul_mismatch_mentions_both_widths() -
     draft = OfflineProvider().suggest(ctx)
     assert "256 instead of 512" in draft.reason
     assert draft.action.startswith("Set the layer's `in_features`")
-    assert 0 < draft.confidence <= 0.9
+    assert 0 < draft.confidence < 1
     assert validate(draft, ctx).ok
 
 

@@ -4,7 +4,10 @@ Runs the worker's own signal + retrieval code over labelled cases and prints hit
 MRR@5 and the empty rate, overall and per class, for each mode and fusion strategy. With
 ``--suggest`` it also has the offline provider write each case's suggestion from the
 worker's default retrieval, validates it, and prints the share of cases whose suggestion
-contains any of the case's ``keywords`` (case-insensitive) and the validation pass rate.
+contains any of the case's ``keywords`` (case-insensitive), in the action alone and in
+action + reason, the abstentions ("no confident suggestion", counted neither as hits nor as
+helpful; for them ``action`` is the best guess), and validation on every candidate step
+before the provider's filter and on the final output.
 """
 
 from __future__ import annotations
@@ -70,8 +73,9 @@ class Command(BaseCommand):
         ev.add_argument(
             "--suggest",
             action="store_true",
-            help="also score the offline provider's suggestions: keyword match and "
-            "validation pass rate (retrieval: hybrid, default fusion, top --k)",
+            help="also score the offline provider's suggestions: keyword match, abstentions, "
+            "validation of the candidate steps and of the final output (retrieval: hybrid, "
+            "default fusion, top --k)",
         )
         ev.add_argument(
             "--verbose",
@@ -207,6 +211,9 @@ def _suggest_payload(found: Any, summary: Any) -> dict[str, Any]:
                 "action": r.action,
                 "reason": r.reason,
                 "keyword_hit": r.keyword_hit,
+                "keyword_in_action": r.action_hit,
+                "abstained": r.abstained,
+                "confidence": r.confidence,
                 "valid": r.valid,
                 "complaints": list(r.complaints),
             }

@@ -31,6 +31,11 @@ class SuggestionInfo:
     model: str = ""
     id: int = 0  # the Suggestion's pk, which the Accept / Reject buttons name (0: no buttons)
     incident_id: int = 0  # the occurrence it was written for: the page Reject opens shows it
+    #: No confident suggestion: the message says so, lists these runbook titles and the
+    #: evidence that would help, and offers no action to accept.
+    abstained: bool = False
+    closest: tuple[str, ...] = ()
+    wanted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

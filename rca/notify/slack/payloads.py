@@ -21,7 +21,7 @@ from typing import Any, NotRequired, Required, TypedDict
 from django.conf import settings
 
 from ingest.scrubbing import scrub_text
-from rca.notify.slack.events import DigestEvent, Event, IssueEvent, TestEvent
+from rca.notify.slack.events import DigestEvent, Event, IssueEvent, SuggestionInfo, TestEvent
 from rca.suggestion.validation import MAX_UNKNOWN_DIM_SHARE, MIN_STACK_PATH_MATCH
 
 # Slack's documented limits: section text 3000, a field 2000. User text is clipped far
@@ -216,6 +216,17 @@ _HEADERS = {
 }
 
 
+def _abstention_section(s: SuggestionInfo) -> Block:
+    """An abstention: no action to apply, the closest runbooks by title (corpus text, not
+    incident text) and the evidence that would help. The best guess is on the issue page."""
+    lines = ["Rootcause has no confident suggestion for this issue (the evidence is weak)."]
+    if s.closest:
+        lines.append("*Closest runbooks:* " + "; ".join(_clip(t, 120) for t in s.closest[:3]))
+    if s.wanted:
+        lines.append("*What would help:* " + "; ".join(_clip(w, 160) for w in s.wanted[:3]))
+    return _section("\n".join(lines))
+
+
 def _issue_payload(event: IssueEvent, base_url: str | None, interactive: bool) -> SlackPayload:
     issue, url = event.issue, issue_url(event.issue.id, base_url)
     title = _clip(issue.title or issue.error_type or f"Issue {issue.id}", 300)
@@ -232,7 +243,13 @@ def _issue_payload(event: IssueEvent, base_url: str | None, interactive: bool) -
     ]
     verb = {"new_issue": "New issue", "regression": "Regression", "suggestion": "Suggested fix"}
     text = f"{verb[event.kind]} in {_clip(event.project, 100)}: {title}"
-    if (s := event.suggestion) is not None:
+    if (s := event.suggestion) is not None and s.abstained:
+        blocks[0] = _header("🤔 No confident suggestion")
+        blocks.append(_abstention_section(s))
+        facts = [f"confidence {s.confidence:.2f}", f"by {_clip(s.provider or 'unknown', 100)}"]
+        blocks.append(_context(" · ".join(facts)))
+        text = f"No confident suggestion in {_clip(event.project, 100)}: {title}"
+    elif s is not None:
         blocks.append(_section(f"*Suggested action*\n{_clip(s.action, 1000)}"))
         blocks.append(_section(f"*Reason*\n{_clip(s.reason, 1500)}"))
         facts = validation_badges(s.validation)

@@ -18,7 +18,13 @@ OFFLINE_MODEL = "runbook-remediation-1"
 
 @dataclass
 class Draft:
-    """One provider answer, before validation; ``raw`` is exactly what the provider said."""
+    """One provider answer, before validation; ``raw`` is exactly what the provider said.
+
+    ``abstained``: the provider has no confident suggestion (``confidence`` is below the
+    calibrated threshold of :mod:`rca.suggestion.confidence`); ``action`` and ``reason`` are
+    then only its best guess, and ``abstention`` holds the closest runbooks and the evidence
+    that would help. ``strength``: the raw evidence figures the confidence came from.
+    """
 
     action: str
     reason: str
@@ -29,6 +35,9 @@ class Draft:
     raw: str = ""
     usage: dict[str, int] = field(default_factory=dict)
     latency_ms: int = 0
+    abstained: bool = False
+    abstention: dict[str, Any] = field(default_factory=dict)
+    strength: dict[str, float] = field(default_factory=dict)
 
 
 class ProviderError(Exception):

@@ -1,8 +1,9 @@
 """The network-free provider: the best-fitting runbook step, worded for this incident.
 
-Only the assembly of the :class:`Draft` and its confidence are here; the choice of step
-is :mod:`.step_ranking` (with the runbooks' ``Applies:`` metadata), its wording
-:mod:`.wording`, and every weight :mod:`.offline_weights`.
+Only the assembly of the :class:`Draft` is here; the choice of step is :mod:`.step_ranking`
+(with the runbooks' ``Applies:`` metadata), its wording :mod:`.wording`, every weight
+:mod:`.offline_weights`, and the confidence (calibrated on the dev cases) and the decision to
+abstain :mod:`rca.suggestion.confidence`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 
+from rca.suggestion.confidence import Calibration, abstention_for, load_calibration, strength
 from rca.suggestion.context import AnalysisContext, Evidence
 from rca.suggestion.providers.draft import OFFLINE_MODEL, Draft, ProviderError
 from rca.suggestion.providers.offline_weights import WEIGHTS
@@ -43,6 +45,9 @@ class OfflineProvider:
     name = "offline"
     model = OFFLINE_MODEL
 
+    def __init__(self, calibration: Calibration | None = None) -> None:
+        self.calibration = calibration
+
     def suggest(self, ctx: AnalysisContext) -> Draft:
         started = time.monotonic()
         top = ctx.top_runbook or (ctx.evidence[0] if ctx.evidence else None)
@@ -57,19 +62,34 @@ class OfflineProvider:
             action, reason = compose(
                 top, f"Apply the remediation of the runbook '{top.title}'", "", ctx
             )
-        confidence = self._confidence(source)
-        raw = {"action": action, "reason": reason, "runbook": source.slug, "confidence": confidence}
-        return Draft(
+        calibration = self.calibration or load_calibration()
+        figures = strength(ctx, ranked)
+        confidence = calibration.probability(figures)
+        draft = Draft(
             action=action,
             reason=reason,
             runbook=source.slug,
             confidence=confidence,
             provider=self.name,
             model=self.model,
-            raw=json.dumps(raw, sort_keys=True),
-            usage={},
-            latency_ms=int((time.monotonic() - started) * 1000),
+            strength=figures.as_dict(),
         )
+        if confidence < calibration.threshold:
+            # No confident suggestion: the best guess stays in action/reason (validated like
+            # any answer, shown only as a labelled low-confidence guess) and the abstention
+            # says which runbooks came closest and what evidence would help.
+            draft.abstained = True
+            draft.abstention = abstention_for(ctx, calibration.threshold).as_dict()
+        raw = {
+            "action": draft.action,
+            "reason": draft.reason,
+            "runbook": draft.runbook,
+            "confidence": confidence,
+            "abstained": draft.abstained,
+        }
+        draft.raw = json.dumps(raw, sort_keys=True)
+        draft.latency_ms = int((time.monotonic() - started) * 1000)
+        return draft
 
     def _with_alternative(
         self,
@@ -92,13 +112,3 @@ class OfflineProvider:
             return reason
         draft = Draft(action, longer, source.slug, 0.5, self.name, self.model)
         return longer if validate(draft, ctx).ok else reason
-
-    @staticmethod
-    def _confidence(top: Evidence) -> float:
-        """Retrieval scores may be unbounded (BM25); squash them into the floor..cap of
-        :class:`~.offline_weights.OfflineWeights` (capped below 1: a composed suggestion
-        is never as sure as a confirmed fix)."""
-        score = max(float(top.score), 0.0)
-        if score > 1:
-            score = score / (1 + score)
-        return round(min(max(score, WEIGHTS.confidence_floor), WEIGHTS.confidence_cap), 2)
