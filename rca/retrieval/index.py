@@ -19,6 +19,7 @@ from ingest.linear_regex import compile as linear
 from rca.corpus import files
 from rca.retrieval.bm25 import BM25Index
 from rca.retrieval.tokens import tokenize
+from rca.retrieval.vectors import ChunkVectors, vectors_for
 
 __all__ = ["CorpusIndex", "current_index", "index_from_runbooks"]
 
@@ -52,6 +53,7 @@ class CorpusIndex:
     chunk_texts: list[str]
     field_texts: list[str]  # per runbook: title, tags, signal words
     embeddings: np.ndarray | None = None  # chunk x dim, unit rows (scratch corpora only)
+    stored_vectors: ChunkVectors | None = None  # the stored corpus' vectors, held here
     bm25: BM25Index = field(init=False)
     doc_runbook: np.ndarray = field(init=False)  # runbook position of each BM25 document
     doc_is_chunk: np.ndarray = field(init=False)
@@ -67,6 +69,9 @@ class CorpusIndex:
         self.doc_is_chunk = np.arange(len(docs)) < len(self.chunk_texts)
         self.position_of = {slug: i for i, slug in enumerate(self.slugs)}
         self.chunk_position = {cid: i for i, cid in enumerate(self.chunk_ids) if cid is not None}
+        self.runbook_position = {
+            rid: i for i, rid in enumerate(self.runbook_ids) if rid is not None
+        }
         # Each distinct regex is searched once per query, however many runbooks share it:
         # runbooks derived from a template repeat theirs, and at 25k runbooks x ~7 regexes
         # one search each cost ~130 ms a query (0.7 us a search), the whole latency budget.
@@ -171,7 +176,9 @@ def _index_from_db(version: str) -> CorpusIndex:
             "id", "section", "text", slug=F("runbook__slug")
         )
     )
-    return _build(rows, chunks, version)
+    index = _build(rows, chunks, version)
+    index.stored_vectors = vectors_for(index, load=True)
+    return index
 
 
 _lock = threading.Lock()
