@@ -184,6 +184,7 @@ def main() -> None:
         meta,
     )
     print(json.dumps(calibration.as_dict(), indent=1))
+    _report("dev, every fit row (threshold chosen here)", fit_rows, calibration)
     _report("dev (as collected)", plain, calibration)
     _report("dev, leave-class-out rows", [r for r in rows if r["augmented"]], calibration)
     if args.write:
