@@ -42,9 +42,10 @@ class IncidentHour(models.Model):
 
     Counting the incidents themselves read every row of the range (1.3 s for 7 days of a
     million incidents); this table holds at most one row per issue and hour, kept by a
-    statement-level trigger on ingest_incident (migration 0004), so ingest needs no code
-    for it and batch inserts add one upsert per (issue, hour), not per row. Like an issue's
-    occurrence count it is history: retention deleting incidents leaves it as it was.
+    statement-level trigger on ingest_incident (migration 0004; 0006 adds IncidentDay's
+    upsert to it), so ingest needs no code for it and batch inserts add one upsert per
+    (issue, hour), not per row. Like an issue's occurrence count it is history: retention
+    deleting incidents leaves it as it was.
     """
 
     # The unique index leads with the issue and carries the count (INCLUDE): the chart's sum
