@@ -7,10 +7,13 @@ from typing import Any
 
 
 def post_worker_init(worker: Any) -> None:
-    """Each worker keeps its cache of live keys warm, for ingest during a database outage."""
+    """Each worker keeps its cache of live keys warm, for ingest during a database outage,
+    and writes the inbox through one committer thread (group commit: ingest/inbox/committer.py)."""
+    from ingest.inbox.write import enable_group_commit
     from ingest.keys import keep_warm
 
     keep_warm()
+    enable_group_commit()
 
 
 def child_exit(server: Any, worker: Any) -> None:

@@ -322,7 +322,9 @@ class Supervisor:
 
 
 def gunicorn_argv(port: int, *options: str) -> list[str]:
-    """The web server as every runner starts it: 2 workers on loopback, plus `options`."""
+    """The web server as every runner starts it: 2 workers of 4 threads on loopback, plus
+    `options`. Threads, so that a worker has several ingest requests in flight and its inbox
+    committer writes them in one commit (ingest/inbox/committer.py; issue 19)."""
     return [
         sys.executable,
         "-m",
@@ -334,6 +336,10 @@ def gunicorn_argv(port: int, *options: str) -> list[str]:
         f"127.0.0.1:{port}",
         "--workers",
         "2",
+        "--worker-class",
+        "gthread",
+        "--threads",
+        "4",
         *options,
     ]
 

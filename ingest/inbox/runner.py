@@ -6,6 +6,12 @@ while the processor is disconnected, and rows accepted then must not wait for th
 For a moment after any activity it looks every `write.WAKE_EVERY` seconds instead: a web
 process sends at most one wake-up per WAKE_EVERY, so a row committed just after one was
 sent has none of its own.
+It runs at a lower CPU priority than the web processes (`NICE`, RCA_INBOX_NICE): on a
+machine of 2 cores it would otherwise take a third of the CPU from the requests that
+accept (issue 19: scrubbing, parsing and grouping cost more per incident than the accept
+does). Nice only decides who waits while both want the CPU: once the requests stop, or
+between them, it has the CPU to itself and drains in batches of RCA_INBOX_BATCH; a
+backlog built meanwhile is stored in larger, cheaper transactions.
 While the database is away it retries with a backoff (one log line per outage) and
 LISTENs again on the new connection. SIGTERM or SIGINT stops it between two transactions,
 within one poll interval: the claim at hand commits or rolls back whole, never half.
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import threading
 import time
@@ -42,6 +49,22 @@ def replay_spool() -> int:
     return int(spool.replay(replay_write))
 
 
+#: How much nicer than the web processes the processor runs (RCA_INBOX_NICE; 0: as nice).
+NICE = 5
+
+
+def lower_priority() -> None:
+    """Raise this process's niceness by RCA_INBOX_NICE (once; never lowers it)."""
+    from django.conf import settings
+
+    step = int(getattr(settings, "RCA_INBOX_NICE", NICE))
+    if step > 0:
+        try:
+            os.nice(step)
+        except OSError as exc:  # a sandbox may refuse; the processor still works
+            log.warning("could not lower the processor's priority: %s", exc)
+
+
 class Runner:
     """One processor: `run()` until `stop` is set. `alive_file` is touched at every loop
     (container health checks read its age)."""
@@ -60,6 +83,7 @@ class Runner:
             signal.signal(signum, lambda *_: self.stop.set())
 
     def run(self) -> None:
+        lower_priority()
         backoff = 0.0
         while not self.stop.is_set():
             try:

@@ -1,0 +1,122 @@
+"""Group commit (ingest/inbox/committer.py): concurrent requests share one INSERT and commit,
+and each gets back exactly its own rows, committed, before it answers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from django.db import connection
+
+from ingest.inbox import write as inbox_write
+from ingest.inbox.committer import Committer
+from ingest.inbox.records import make_records
+from ingest.models import InboxItem
+from tests.support.factories import project_with_key, shape_error
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class CountingInsert:
+    """The real insert, counting statements and how many records each carried."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def __call__(self, records):
+        self.entered.set()
+        self.gate.wait(30)  # lets the requests queue up behind the first statement
+        self.sizes.append(len(records))
+        return inbox_write._insert(records)
+
+
+@pytest.fixture
+def committer() -> Iterator[tuple[Committer, CountingInsert]]:
+    insert = CountingInsert()
+    committer = Committer(insert, inbox_write.wake)
+    yield committer, insert
+    insert.gate.set()
+    committer.close()
+
+
+def _queued(committer: Committer, n: int) -> None:
+    """Wait until `n` requests wait behind the statement under way."""
+    for _ in range(3000):  # a loaded machine starts threads slowly
+        if len(committer._queue) >= n:
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError(f"{len(committer._queue)} requests queued, expected {n}")
+
+
+def _records(project, ids: list[str]):
+    return make_records(project.pk, "api", [{**shape_error(8), "event_id": i} for i in ids])
+
+
+def test_concurrent_writes_share_statements_and_get_their_own_rows(committer):
+    committer, insert = committer
+    project = project_with_key("ml-platform").project
+    results: dict[int, list] = {}
+
+    def request(n: int) -> None:
+        try:
+            ids = [f"r{n}"] if n % 3 else [f"r{n}", "shared"]  # "shared": one request wins
+            results[n] = committer.write(_records(project, ids))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=request, args=(n,)) for n in range(12)]
+    threads[0].start()
+    assert insert.entered.wait(30)  # the first request's statement is under way, held
+    for thread in threads[1:]:
+        thread.start()
+    _queued(committer, 11)
+    insert.gate.set()
+    for thread in threads:
+        thread.join(30)
+
+    assert len(insert.sizes) == 2 and sum(insert.sizes) == 16  # the first, then the 11 others
+    for n, rows in results.items():
+        mine = {row[2] for row in rows}
+        assert f"r{n}" in mine and mine <= {f"r{n}", "shared"}
+    assert sum("shared" in {row[2] for row in rows} for rows in results.values()) == 1
+    stored = set(InboxItem.objects.values_list("event_id", flat=True))
+    assert stored == {f"r{n}" for n in range(12)} | {"shared"}  # committed when answered
+    again = committer.write(_records(project, ["r1"]))
+    assert again == []  # a retry inserts nothing: the request answers 200
+
+
+def test_one_requests_bad_rows_do_not_fail_the_others(committer):
+    committer, insert = committer
+    project = project_with_key("ml-platform").project
+    bad = _records(project, ["bad"])
+    bad[0]["project_id"] = 10**9  # no such project: a foreign key violation
+    outcomes: dict[str, object] = {}
+
+    def request(name, records) -> None:
+        try:
+            outcomes[name] = committer.write(records)
+        except Exception as exc:
+            outcomes[name] = exc
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=request, args=("first", _records(project, ["first"]))),
+        threading.Thread(target=request, args=("bad", bad)),
+        threading.Thread(target=request, args=("good", _records(project, ["good"]))),
+    ]
+    threads[0].start()
+    assert insert.entered.wait(30)
+    threads[1].start()
+    threads[2].start()
+    _queued(committer, 2)  # bad and good wait together behind "first"
+    insert.gate.set()
+    for thread in threads:
+        thread.join(30)
+    assert isinstance(outcomes["bad"], Exception)
+    assert [row[2] for row in outcomes["good"]] == ["good"]
+    assert set(InboxItem.objects.values_list("event_id", flat=True)) == {"first", "good"}
+    assert insert.sizes == [1, 2, 1, 1]  # bad and good together, then each on its own
