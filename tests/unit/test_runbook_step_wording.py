@@ -53,3 +53,25 @@ def test_a_step_opening_with_a_condition_is_caught() -> None:
     assert not ok and "imperative verb" in problem
     ok, _ = _can_be_suggested("**Set `XLA_PYTHON_CLIENT_PREALLOCATE=false` for JAX.** Reason: x.")
     assert ok
+
+
+def test_corpus_breadth_and_sources(runbooks: list[Runbook]) -> None:
+    """Issue 16 item 5: at least 130 runbooks, each citing public sources."""
+    assert len(runbooks) >= 130
+    unsourced = [rb.slug for rb in runbooks if not rb.sources]
+    assert not unsourced, f"runbooks without sources: {unsourced}"
+    for rb in runbooks:
+        for url in rb.sources:
+            assert url.startswith("https://"), (rb.slug, url)
+
+
+def test_every_safe_to_ignore_runbook_can_say_so(runbooks: list[Runbook]) -> None:
+    """ "This warning is safe to ignore, because ..." must be a step the provider can choose,
+    not only prose: each safe-to-ignore runbook has a suggestible step that says Ignore."""
+    for rb in runbooks:
+        if rb.failure_class != "safe_to_ignore_warning":
+            continue
+        steps, _ = remediation(rb.body)
+        ignoring = [step for step in steps if split_step(step)[0].lower().startswith("ignore")]
+        assert ignoring, f"{rb.slug} has no 'Ignore ...' step"
+        assert any(_can_be_suggested(step)[0] for step in ignoring), rb.slug
