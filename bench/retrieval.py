@@ -5,12 +5,14 @@
 For the bundled corpus (the bench database) and for synthetic corpora of each ``--sizes``
 chunk count (each in a database of its own, see ``synthetic_corpus.py``; dropped afterwards
 unless ``--keep``, which also reuses a kept one): setup time (generate, COPY, HNSW build at
-``maintenance_work_mem = 1GB``), the worker's in-memory index build (time and RSS growth),
+``maintenance_work_mem = 1GB``), the worker's in-memory index build (time and RSS growth,
+the held chunk vectors included: 1.5 kB a chunk),
 then per dev-set incident (signals + one real query embedding each) p50/p95 of
 
 - ``bm25``: the BM25 part alone (``CorpusIndex.bm25_scores``);
 - ``signal``: the front-matter regex prior (``CorpusIndex.signal_matches``);
-- ``vector``: the pgvector part (HNSW top candidates + exact cosine over their chunks);
+- ``vector``: the vector part (pgvector HNSW top candidates, one round trip, then exact
+  cosine over their chunks on the vectors the index holds, ``rca.retrieval.vectors``);
 - ``search``: ``retrieval.search`` end to end, hybrid (includes the corpus-version check);
 - ``bm25 mode``: ``retrieval.search(mode="bm25")``: everything but the vector search.
 
