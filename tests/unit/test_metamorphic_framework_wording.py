@@ -91,6 +91,20 @@ EQUIVALENTS: dict[str, dict[str, tuple[str, str, tuple[str, ...]]]] = {
             (),
         ),
     },
+    "dtype_mismatch": {
+        "pytorch": (
+            "RuntimeError",
+            "Input type (torch.cuda.FloatTensor) and weight type (torch.cuda.HalfTensor) should"
+            " be the same",
+            (),
+        ),
+        "tensorflow": (
+            "tensorflow.python.framework.errors_impl.InvalidArgumentError",
+            "cannot compute Conv2D as input #1(zero-based) was expected to be a half tensor but"
+            " is a float tensor [Op:Conv2D]",
+            (),
+        ),
+    },
     "cudnn_init_memory": {
         "tensorflow": (
             "tensorflow.python.framework.errors_impl.UnknownError",

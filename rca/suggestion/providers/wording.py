@@ -98,6 +98,11 @@ _SCALAR_TYPES = linear(
     r" dtype)[^A-Za-z]*(?P<a>\w+)[^A-Za-z]+(?:but )?(?:found|got)?:?\s*(?P<b>[\w:]+)",
     ignore_case=True,
 )
+#: TensorFlow's wording of the same mismatch: "cannot compute Conv2D as input #1(zero-based)
+#: was expected to be a half tensor but is a float tensor".
+_TF_TYPES = linear(
+    r"\bwas expected to be an? (?P<a>\w+) tensor but is an? (?P<b>\w+) tensor", ignore_case=True
+)
 
 
 def _dtype_or_device(message: str) -> str:
@@ -108,7 +113,7 @@ def _dtype_or_device(message: str) -> str:
     types = list(dict.fromkeys(_TENSOR_TYPES.findall(message)))
     if len(types) >= 2:
         return f"Here the types are {types[0]} and {types[1]}."
-    scalar = _SCALAR_TYPES.search(message)
+    scalar = _SCALAR_TYPES.search(message) or _TF_TYPES.search(message)
     if scalar:
         return f"Here {scalar.group('a')} was expected but {scalar.group('b')} was found."
     return ""
