@@ -84,6 +84,13 @@ IMPERATIVE_VERBS = _words(
     specify split squeeze start stop store stream strip sum switch sync tie tokenize train
     transpose trim truncate tune unfreeze uninstall unsqueeze unwrap update upgrade use
     validate verify view warm wrap
+    adopt allow batch bypass cache catch confirm define defer deploy disconnect dispatch
+    distribute downcast edit evaluate expand extract flush force format generate group
+    implement insert inspect isolate join lock log mark materialize modify omit override
+    parse pick preallocate pre-allocate preload prepend recreate refresh reinitialize
+    relaunch repack rerun reserve resolve restrict retain roll route schedule select
+    serialize shorten shuffle spawn subclass substitute supply swap terminate throttle
+    toggle trace unpin unset upcast wait write
     """
 )
 
