@@ -147,8 +147,11 @@ class Incident(models.Model):
             models.Index(fields=["project", "-received_at"], name="incident_recent"),
             # The API's service filter: its count read every row of the project without it.
             models.Index(fields=["project", "service", "-received_at"], name="incident_by_service"),
+            # The sweeper's stuck claims and the timeline's backlog banner; the banner's
+            # columns ride along so its aggregate is an index-only scan (migration 0010).
             models.Index(
                 fields=["analysis_status", "analysis_updated_at"],
+                include=["project", "analysis_joined"],
                 name="incident_analysis_stuck",
                 condition=Q(analysis_status__in=["pending", "analyzing"]),
             ),

@@ -91,16 +91,18 @@ class Backlog:
 
 
 def backlog(user) -> Backlog:
-    """One aggregate over pending incidents, which the partial index on analysis_status
-    finds without reading the rest of the table; not narrowed by the timeline's filters,
+    """One aggregate over pending incidents, an index-only scan of the partial index on
+    analysis_status, which carries every column it reads (project, analysis_joined,
+    analysis_updated_at): counting `pk` instead would read one heap page per pending row
+    (10,000 pending: ~50 ms, migration 0010). Not narrowed by the timeline's filters,
     since the workers' backlog is the same whatever the user is looking at."""
     projects = Project.objects.filter(memberships__user=user).values("pk")
     pending = Incident.objects.filter(
         analysis_status=Incident.Analysis.PENDING, project__in=projects
     )
     row = pending.aggregate(
-        waiting=Count("pk"),
-        joined=Count("pk", filter=Q(analysis_joined=True)),
+        waiting=Count("*"),
+        joined=Count("analysis_joined", filter=Q(analysis_joined=True)),  # never null
         oldest_since=Min("analysis_updated_at"),
     )
     # Rows the inbox processor has not stored yet are waiting too: a storm shows here first.
