@@ -11,17 +11,30 @@ table names exactly what the query was built from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rca.retrieval.tokens import tokenize
 from rca.retrieval.weights import DEFAULT_QUERY_WEIGHTS, QueryWeights
 
-if TYPE_CHECKING:
-    from rca.retrieval.signals import Signals
-
 __all__ = ["QueryPart", "bm25_query", "query_parts"]
 
 _PLACEHOLDERS = ("<n>", "<hex>", "<path>", "<size>", "<url>")
+
+
+class Signals(Protocol):
+    """What the query reads of :class:`rca.retrieval.signals.Signals` (which builds its
+    query here, so this module does not import it)."""
+
+    error_type: str
+    message_normalised: str
+    chained: list[str]
+    app_code: list[str]
+    library_frames: list[str]
+    libraries: list[str]
+    log_messages: list[str]
+    error_codes: list[str]
+    shapes: list[str]
+    context: dict[str, str]
 
 
 @dataclass(frozen=True)
