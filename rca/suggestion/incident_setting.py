@@ -184,3 +184,20 @@ def read_setting(
     if declared in _CONTEXT_NAMES:
         frameworks.add(_CONTEXT_NAMES[declared])
     return IncidentSetting(frozenset(frameworks), options_already_set(message))
+
+
+def log_texts(logs: Iterable[Any]) -> list[str]:
+    """The text of each log entry (a dict's ``message``, else the entry itself)."""
+    return [str(e.get("message") if isinstance(e, dict) else e) for e in logs]
+
+
+def setting_of(ctx: Any) -> IncidentSetting:
+    """:func:`read_setting` of an analysis context (anything with the incident's error type,
+    message, frames, inference context and logs): one reading for premises and wording."""
+    return read_setting(
+        ctx.error_type or "",
+        ctx.message or "",
+        ctx.frames,
+        ctx.inference_context,
+        log_texts(ctx.logs),
+    )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.incident_facts import incident_facts, terms
-from rca.suggestion.incident_setting import read_setting
+from rca.suggestion.incident_setting import log_texts, setting_of
 from rca.suggestion.step_values import step_wordings
 
 if TYPE_CHECKING:
@@ -83,14 +83,10 @@ class _Answer(Protocol):
     runbook: str
 
 
-def _log_texts(ctx: AnalysisContext) -> list[str]:
-    return [str(e.get("message") if isinstance(e, dict) else e) for e in ctx.logs]
-
-
 def _code_texts(ctx: AnalysisContext) -> list[str]:
     texts = [str(frame.get("context_line") or "") for frame in ctx.frames]
     texts += [str(frame.get("function") or "") for frame in ctx.frames]
-    texts += _log_texts(ctx)
+    texts += log_texts(ctx.logs)
     texts += [str(v) for v in (ctx.inference_context or {}).values() if isinstance(v, str)]
     return texts
 
@@ -98,9 +94,7 @@ def _code_texts(ctx: AnalysisContext) -> list[str]:
 def read_premises(ctx: AnalysisContext) -> Premises:
     """The incident's facts, frameworks and already-set options."""
     message = ctx.message or ""
-    setting = read_setting(
-        ctx.error_type or "", message, ctx.frames, ctx.inference_context, _log_texts(ctx)
-    )
+    setting = setting_of(ctx)
     facts = incident_facts(message, list(ctx.shape_diff), _code_texts(ctx))
     return Premises(facts, setting.frameworks, setting.options_set)
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from rca.corpus.step_metadata import variant_lines
 from rca.suggestion.incident_facts import key_prefix
+from rca.suggestion.incident_setting import setting_of
 
 if TYPE_CHECKING:
     from rca.suggestion.context import AnalysisContext
@@ -94,9 +95,7 @@ def incident_values(ctx: AnalysisContext) -> dict[str, str]:
                 break
     if prefix := key_prefix(ctx.message or ""):
         values["key-prefix"] = prefix
-    from rca.suggestion.premises import read_premises  # premises reads values' neighbours
-
-    if frameworks := read_premises(ctx).frameworks:
+    if frameworks := setting_of(ctx).frameworks:
         values["framework"] = ", ".join(sorted(frameworks))
     return values
 
