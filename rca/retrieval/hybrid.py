@@ -22,7 +22,6 @@ import numpy as np
 from rca.retrieval import fusion
 from rca.retrieval.index import CorpusIndex, current_index
 from rca.retrieval.signals import Signals
-from rca.retrieval.vectors import held_vectors
 from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
 
 if TYPE_CHECKING:
@@ -141,8 +140,7 @@ def _db_chunk_cosines(index: CorpusIndex, query: np.ndarray, extra: set[int]) ->
             candidates[position] = True
     chunks = np.flatnonzero(candidates[index.chunk_runbook])
     cosines = np.full(len(index.chunk_ids), np.nan)
-    held = held_vectors(index)
-    cosines[chunks] = held.cosines(chunks, query, index.chunk_position)
+    cosines[chunks] = index.held_vectors().cosines(chunks, query, index.chunk_position)
     return cosines
 
 

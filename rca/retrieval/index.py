@@ -101,6 +101,13 @@ class CorpusIndex:
             self._pattern_owner, weights=hits[self._pattern_ref], minlength=len(self.slugs)
         ).astype(np.float64)
 
+    def held_vectors(self) -> ChunkVectors:
+        """The chunks' stored vectors (:mod:`rca.retrieval.vectors`): loaded with a stored
+        corpus' index; another one (built by hand) reads its candidates as they come."""
+        if self.stored_vectors is None:
+            self.stored_vectors = vectors_for(self.chunk_ids, self.chunk_position, load=False)
+        return self.stored_vectors
+
     def bm25_scores(
         self, tokens: Sequence[str] | Mapping[str, float]
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -177,7 +184,7 @@ def _index_from_db(version: str) -> CorpusIndex:
         )
     )
     index = _build(rows, chunks, version)
-    index.stored_vectors = vectors_for(index, load=True)
+    index.stored_vectors = vectors_for(index.chunk_ids, index.chunk_position, load=True)
     return index
 
 

@@ -20,14 +20,11 @@ never changes under the same model and text (new text is a new chunk and corpus 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from rca.retrieval.index import CorpusIndex
-
-__all__ = ["ChunkVectors", "held_vectors", "pgvector_cosines", "vectors_for"]
+__all__ = ["ChunkVectors", "pgvector_cosines", "vectors_for"]
 
 _BATCH = 5000  # rows per fetch while loading: bounds the transient bytes held at once
 
@@ -137,21 +134,15 @@ class ChunkVectors:
             return self._store(cursor.fetchall(), chunk_position)
 
 
-def vectors_for(index: CorpusIndex, *, load: bool) -> ChunkVectors:
-    """A holder of ``index``'s chunk vectors for this process' embedding model, filled from
-    the database now when ``load`` (a worker's stored-corpus index), else as chunks come."""
+def vectors_for(
+    chunk_ids: Sequence[int | None], chunk_position: Mapping[int, int], *, load: bool
+) -> ChunkVectors:
+    """A holder of these chunks' vectors for this process' embedding model, filled from the
+    database now when ``load`` (a worker's stored-corpus index), else as chunks come."""
     from rca.corpus.embeddings import model_name
     from rca.models import EMBEDDING_DIM
 
-    vectors = ChunkVectors(index.chunk_ids, EMBEDDING_DIM, model_name())
+    vectors = ChunkVectors(chunk_ids, EMBEDDING_DIM, model_name())
     if load:
-        vectors.load(index.chunk_position)
+        vectors.load(chunk_position)
     return vectors
-
-
-def held_vectors(index: CorpusIndex) -> ChunkVectors:
-    """``index``'s held vectors; an index built some other way (by hand, in tests) gets an
-    empty holder that reads its candidates from the database as they come."""
-    if index.stored_vectors is None:
-        index.stored_vectors = vectors_for(index, load=False)
-    return index.stored_vectors

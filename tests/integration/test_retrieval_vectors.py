@@ -83,7 +83,7 @@ def test_a_chunk_embedded_after_the_index_was_built_is_read_then_held(stored, qu
     late = int(scored[0])
     stored_vector = list(RunbookChunk.objects.get(pk=index.chunk_ids[late]).embedding)
     RunbookChunk.objects.filter(pk=index.chunk_ids[late]).update(embedding=None)
-    index.stored_vectors = vectors_for(index, load=True)  # as a worker that built it then
+    index.stored_vectors = vectors_for(index.chunk_ids, index.chunk_position, load=True)
     assert not index.stored_vectors.held[late]
     assert np.isnan(hybrid.gather(signals, vector, index).chunk_cos[late])  # like the SQL
     RunbookChunk.objects.filter(pk=index.chunk_ids[late]).update(embedding=stored_vector)
