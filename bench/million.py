@@ -222,7 +222,7 @@ def generate() -> dict[str, float]:
         # The chart's rollups, filled by the trigger: their visibility map makes the sums
         # index-only scans, as autovacuum would after a while (migration 0005).
         cursor.execute("VACUUM ANALYZE webapp_incidenthour")
-        cursor.execute("VACUUM ANALYZE webapp_incidentsixhours")
+        cursor.execute("VACUUM ANALYZE webapp_incidentday")
     return {
         "generate_s": made,
         "load_s": loaded,

@@ -72,11 +72,11 @@ class IncidentHour(models.Model):
 class IncidentDay(models.Model):
     """Incidents received per issue per UTC day, in four six-hour counts (from 00, 06, 12
     and 18 UTC): the 30-day chart's rollup, kept by the same trigger as IncidentHour
-    (migration 0006).
+    (migration 0005).
 
     A 30-day chart in hourly bars summed 292,000 hourly rows for the million and drew 720
     bars nobody can read; it draws 120 six-hour bars. Summed from one row per issue and
-    six hours (migration 0005) they still read 138,600 rows (94 ms on the loaded bench
+    six hours (an earlier design) they still read 138,600 rows (94 ms on the loaded bench
     machine); one row per issue and day holding the four counts reads 55,800 (50 ms).
     History like IncidentHour: retention leaves it as it was.
     """
