@@ -40,7 +40,8 @@ class OfflineWeights:
     overlap: float = 1.0
     """Score for the words a step shares with the incident, as ``log(1 + shared / scale)``
     where each shared word counts by its rarity among the retrieved steps and by where the
-    incident says it (the ``from_*`` fields). Dev fold."""
+    incident says it (the ``from_*`` fields). A step's words are those of all its
+    wordings (framework variants included), whichever is shown. Dev fold."""
 
     overlap_scale: float = 2.0
     """The ``scale`` of :attr:`overlap`: how many rare shared words make the bonus grow

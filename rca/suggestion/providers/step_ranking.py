@@ -4,7 +4,8 @@ Each step of the best runbook, and of the runbooks of the same failure class tha
 ranked nearly as high, is scored by general mechanisms only: how well its runbook ranked,
 its place in the runbook (runbooks list the most common fix first), the words it shares
 with the incident's own code, logs and message (weighted by how rare they are among the
-retrieved steps), and what its runbook's ``Applies:`` line says (training or serving, the
+retrieved steps; the words of all its wordings, so that which framework's wording is shown
+does not move it), and what its runbook's ``Applies:`` line says (training or serving, the
 frameworks it is written for, the facts it fits) against what :mod:`.incident_view` reads
 from the incident. The weights are :mod:`.offline_weights`. Only steps whose premises the
 incident does not contradict (:mod:`rca.suggestion.premises`) and whose composed suggestion
@@ -21,15 +22,23 @@ from typing import Any
 from rca.corpus.step_metadata import StepMetadata
 from rca.suggestion.context import AnalysisContext, Evidence
 from rca.suggestion.incident_facts import terms
+from rca.suggestion.incident_setting import ALIASES, PACKAGES
 from rca.suggestion.premises import Premises, contradictions, read_premises
 from rca.suggestion.providers.draft import Draft
 from rca.suggestion.providers.incident_view import IncidentView, read_incident
 from rca.suggestion.providers.offline_weights import WEIGHTS
 from rca.suggestion.providers.wording import compose, drop_asides, split_step
-from rca.suggestion.step_values import fill_values, incident_values
+from rca.suggestion.step_values import fill_values, incident_values, step_wordings
 from rca.suggestion.validation import validate
 
 __all__ = ["Candidate", "CandidateAudit", "audit_candidates", "rank_steps"]
+
+#: Bare framework names (``tf``, ``keras``, ``optax``), left out of a variant's words: a
+#: variant spells its framework by construction, so the name would match every incident of
+#: that framework and favour the steps that have a variant for it over the steps that need
+#: none. Which framework the incident is counts once, in the setting score and the ``api``
+#: premise.
+_FRAMEWORK_NAMES = frozenset(PACKAGES) | frozenset(ALIASES)
 
 
 @dataclass
@@ -38,10 +47,14 @@ class Candidate:
     position: int  # 0-based place of the step in its runbook
     action: str  # as it will be suggested (shortened to the limits, validated)
     reason: str
-    action_tokens: set[str]
+    action_tokens: set[str]  # words of the wording shown (the alternative's rewording check)
     reason_tokens: set[str]
     applies: StepMetadata
     score: float = 0.0
+    #: The words of the step's actions and reasons in all its wordings (``_step_tokens``):
+    #: what it is scored by, whichever framework's wording ``action`` shows.
+    step_action_tokens: set[str] = field(default_factory=set)
+    step_reason_tokens: set[str] = field(default_factory=set)
 
 
 def _relative(item: Evidence, top: Evidence) -> float:
@@ -107,11 +120,28 @@ def _candidates(
             if wording is None:
                 continue
             action, reason = split_step(step)
-            tokens = set(terms(action)), set(terms(reason))
-            candidates.append(
-                Candidate(item, position, *wording, *tokens, item.step_metadata(position))
+            shown = set(terms(action)), set(terms(reason))
+            candidate = Candidate(item, position, *wording, *shown, item.step_metadata(position))
+            candidate.step_action_tokens, candidate.step_reason_tokens = _step_tokens(
+                written, values
             )
+            candidates.append(candidate)
     return candidates
+
+
+def _step_tokens(written: str, values: dict[str, str]) -> tuple[set[str], set[str]]:
+    """The words of a step's actions and of its reasons in every wording it has (its own and
+    each framework variant's), values filled. A step is scored by these, not by the wording
+    shown: the same failure in another framework's words then ranks the steps alike, and a
+    variant's words (``clipnorm``) still count for an incident that uses them."""
+    action_tokens: set[str] = set()
+    reason_tokens: set[str] = set()
+    for names, text in step_wordings(written):
+        action, reason = split_step(fill_values(text, values))
+        dropped = _FRAMEWORK_NAMES if names else frozenset()
+        action_tokens.update(set(terms(action)) - dropped)
+        reason_tokens.update(set(terms(reason)) - dropped)
+    return action_tokens, reason_tokens
 
 
 def _rarity(ctx: AnalysisContext) -> Callable[[str], float]:
@@ -163,10 +193,10 @@ def _fact_score(candidate: Candidate, incident: IncidentView) -> float:
     against it (``unless``) are premises: such a step never reaches the scoring."""
     applies, score = candidate.applies, 0.0
     if set(applies.fits) & incident.facts or _names_fact(
-        candidate.action_tokens, incident.fact_words
+        candidate.step_action_tokens, incident.fact_words
     ):
         score += WEIGHTS.fact
-    elif _names_fact(candidate.reason_tokens, incident.fact_words):
+    elif _names_fact(candidate.step_reason_tokens, incident.fact_words):
         score += WEIGHTS.reason_share * WEIGHTS.fact
     return score
 
@@ -186,8 +216,8 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
 
     top = runbooks[0]
     for candidate in candidates:
-        own = candidate.action_tokens
-        overlap = shared(own) + WEIGHTS.reason_share * shared(candidate.reason_tokens - own)
+        own = candidate.step_action_tokens
+        overlap = shared(own) + WEIGHTS.reason_share * shared(candidate.step_reason_tokens - own)
         score = WEIGHTS.runbook * _relative(candidate.evidence, top)
         score -= WEIGHTS.position_penalty * candidate.position
         score += WEIGHTS.overlap * math.log1p(overlap / WEIGHTS.overlap_scale)
