@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
@@ -76,9 +77,12 @@ def incident_counts(
 def _six_hour_counts(days: QuerySet[IncidentDay]) -> dict[datetime, int]:
     """The four six-hour counts of each day row, summed over the issues, keyed by start."""
     sums = days.values("day").annotate(*(Sum(f"h{h:02}") for h in QUARTERS)).order_by()
-    return {
-        row["day"] + timedelta(hours=h): row[f"h{h:02}__sum"] or 0 for row in sums for h in QUARTERS
-    }
+    counts: dict[datetime, int] = {}
+    for row in sums:
+        fields: dict[str, Any] = dict(row)  # the sums' keys are built, not literal
+        for h in QUARTERS:
+            counts[fields["day"] + timedelta(hours=h)] = fields[f"h{h:02}__sum"] or 0
+    return counts
 
 
 def hourly_counts(
