@@ -56,11 +56,13 @@ MIDDLEWARE = [
     "webapp.database_down.DatabaseDownMiddleware",
     "ingest.limits.IngestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's session, CSRF, user and messages layers, skipped for /api/ and /otlp/
+    # (keyed machine clients; see the module).
+    "webapp.page_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "webapp.page_middleware.CsrfViewMiddleware",
+    "webapp.page_middleware.AuthenticationMiddleware",
+    "webapp.page_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: turns a refused (locked-out) login into the lockout page.

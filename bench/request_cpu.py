@@ -1,0 +1,114 @@
+"""CPU per ingest request in-process (issue 19): where one accept request's time goes.
+
+Runs `GET /healthz`, one-incident `POST /api/v1/incidents` and one-event Sentry envelope
+`POST`s through Django's full handler (`django.test.Client`, every middleware) against the
+migrated database of RCA_DATA_DIR, with RCA_INGEST_INLINE=0 so a request only accepts.
+Prints ms of CPU per request for each; with BENCH_PROFILE=1 also a cProfile of each path
+(sorted by BENCH_SORT, default tottime; top BENCH_TOP rows). Figures only: the machine is
+shared, read the load average printed with them.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import os
+import pstats
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+os.environ.setdefault("RCA_INGEST_INLINE", "0")
+os.environ.setdefault("RCA_RATE_LIMIT_PER_MINUTE", "6000000")
+os.environ.setdefault("RCA_RATE_LIMIT_BURST", "100000")
+
+import _env  # noqa: E402
+
+_env.setup_django()
+
+import json  # noqa: E402
+
+import sentry_envelopes  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from ingest.keys import create_key  # noqa: E402
+from ingest.models import Project  # noqa: E402
+
+N = int(os.environ.get("BENCH_N", "500"))
+PROFILE = os.environ.get("BENCH_PROFILE", "0") == "1"
+
+
+def incident() -> dict[str, Any]:
+    message = "mat1 and mat2 shapes cannot be multiplied (8x256 and 512x10)"
+    return {
+        "event_id": uuid.uuid4().hex,
+        "service": "svc-1",
+        "error_type": "RuntimeError",
+        "message": message,
+        "stacktrace": "Traceback (most recent call last):\n"
+        '  File "/srv/app/model_1.py", line 41, in forward\n'
+        f"    return self.head(x)\nRuntimeError: {message}",
+        "logs": ["ERROR step=1 trace_id=t1 error_code=E_SHAPE"],
+        "inference_context": {"model_id": "ranker-v3", "batch_size": 8},
+    }
+
+
+def run(name: str, send: Callable[[int], int], expected: int) -> None:
+    for i in range(N, N + 20):  # warm (connections, caches) on items the timed run never sends
+        send(i)
+    prof = cProfile.Profile(time.process_time) if PROFILE else None  # CPU, not waits
+    start = time.process_time()
+    if prof:
+        prof.enable()
+    for i in range(N):
+        status = send(i)
+        assert status == expected, (name, status)
+    if prof:
+        prof.disable()
+    ms = (time.process_time() - start) * 1000 / N
+    print(f"{name:10s} {ms:.3f} ms CPU per request{' (profiled)' if prof else ''}")
+    if prof:
+        stats = pstats.Stats(prof).strip_dirs()
+        stats.sort_stats(os.environ.get("BENCH_SORT", "tottime"))
+        stats.print_stats(int(os.environ.get("BENCH_TOP", "40")))
+
+
+def main() -> None:
+    project, _ = Project.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
+    _, key = create_key(project, "request-cpu")
+    client = Client()
+    bodies = [json.dumps(incident()).encode() for _ in range(N + 20)]
+    envelopes = [sentry_envelopes.envelope_body(incident()) for _ in range(N + 20)]
+    sentry = {
+        "HTTP_CONTENT_ENCODING": "gzip",
+        "HTTP_USER_AGENT": f"sentry.python/{sentry_envelopes.SDK['version']}",
+        "HTTP_X_SENTRY_AUTH": sentry_envelopes.auth_header(project.sentry_key),
+    }
+    bearer = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+    run("healthz", lambda i: client.get("/healthz").status_code, 200)
+    run(
+        "single",
+        lambda i: (
+            client.post(
+                "/api/v1/incidents", bodies[i], content_type="application/json", **bearer
+            ).status_code
+        ),
+        202,
+    )
+    run(
+        "envelope",
+        lambda i: (
+            client.post(
+                f"/api/{project.pk}/envelope/",
+                envelopes[i],
+                content_type="application/x-sentry-envelope",
+                **sentry,
+            ).status_code
+        ),
+        200,
+    )
+    print("load average:", os.getloadavg())
+
+
+if __name__ == "__main__":
+    main()
