@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.utils.datastructures import CaseInsensitiveMapping
+
 # Sentry keys are 32 hex digits; we allow any short token so that keys we mint ourselves
 # fit, but nothing that could smuggle separators or whitespace into logs and lookups.
 _KEY = re.compile(r"[A-Za-z0-9_\-]{1,128}")
@@ -26,7 +28,12 @@ def _valid_key(value: Any) -> str | None:
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
-    """Look a header up case-insensitively: plain dicts in tests are not Django's headers."""
+    """Look a header up case-insensitively: plain dicts in tests are not Django's headers.
+    Django's are looked up at once (they are case-insensitive already): scanning them all
+    for each name was a few percent of an envelope request's CPU."""
+    if isinstance(headers, CaseInsensitiveMapping):
+        value = headers.get(name)
+        return value if isinstance(value, str) else None
     for key, value in headers.items():
         if isinstance(key, str) and key.lower() == name and isinstance(value, str):
             return value
