@@ -4,9 +4,10 @@ Issue 19: on `/api/` and `/otlp/` every request is authenticated by a key in a h
 (`ingest.auth`, `ingest.sentry.auth`, `ingest.otlp`), every view is CSRF-exempt, and
 nothing reads `request.session`, `request.user` or messages; yet those four layers cost
 20-60 us of CPU per request in-process (the messages storage alone builds a cookie signer
-per request), some 5% of a one-incident POST (bench/request_cpu.py). These subclasses pass such requests straight through and run
-Django's own code for everything else, so the UI, the admin and the checks that look for
-these middleware (by subclass) are unchanged. The API's HTML docs page (`/api/v1/docs`)
+per request), some 5% of a one-incident POST (bench/request_cpu.py). These subclasses
+pass such requests straight through and run Django's own code for everything else, so
+the UI, the admin and the checks that look for these middleware (by subclass) are
+unchanged. The API's HTML docs page (`/api/v1/docs`)
 is a page: it keeps the full stack. Security headers, host validation, append-slash and
 Content-Length (SecurityMiddleware, CommonMiddleware, XFrameOptionsMiddleware) stay on
 for every path, as does django-axes (cheap after the view, and its check wants its name).
