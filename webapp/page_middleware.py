@@ -1,16 +1,18 @@
-"""Session, CSRF, user and messages middleware for the UI only, not the machine endpoints.
+"""Session, user and messages middleware for the UI only, not the machine endpoints.
 
 Issue 19: on `/api/` and `/otlp/` every request is authenticated by a key in a header
 (`ingest.auth`, `ingest.sentry.auth`, `ingest.otlp`), every view is CSRF-exempt, and
-nothing reads `request.session`, `request.user` or messages; yet those four layers cost
+nothing reads `request.session`, `request.user` or messages; yet those layers cost
 20-60 us of CPU per request in-process (the messages storage alone builds a cookie signer
 per request), some 5% of a one-incident POST (bench/request_cpu.py). These subclasses
 pass such requests straight through and run Django's own code for everything else, so
 the UI, the admin and the checks that look for these middleware (by subclass) are
-unchanged. The API's HTML docs page (`/api/v1/docs`)
-is a page: it keeps the full stack. Security headers, host validation, append-slash and
-Content-Length (SecurityMiddleware, CommonMiddleware, XFrameOptionsMiddleware) stay on
-for every path, as does django-axes (cheap after the view, and its check wants its name).
+unchanged. The API's HTML docs page (`/api/v1/docs`) is a page: it keeps the full stack.
+CSRF stays Django's own class on every path: `check --deploy` looks for it by name, and its
+`process_view` returns at once for the exempt API views. Security headers, host
+validation, append-slash and Content-Length (SecurityMiddleware, CommonMiddleware,
+XFrameOptionsMiddleware) stay on for every path, as does django-axes (cheap after the
+view, and its check wants its name).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from django.contrib.auth import middleware as auth
 from django.contrib.messages import middleware as messages
 from django.contrib.sessions import middleware as sessions
 from django.http import HttpRequest
-from django.middleware import csrf
 
 MACHINE_PATHS = ("/api/", "/otlp/")
 PAGES_UNDER_API = ("/api/v1/docs",)
@@ -47,11 +48,6 @@ class _PagesOnly:
 
 class SessionMiddleware(_PagesOnly, sessions.SessionMiddleware):
     pass
-
-
-class CsrfViewMiddleware(_PagesOnly, csrf.CsrfViewMiddleware):
-    """Its `process_view` still runs for every view, and returns at once for the exempt
-    API views; the UI's forms are checked as before."""
 
 
 class AuthenticationMiddleware(_PagesOnly, auth.AuthenticationMiddleware):

@@ -60,7 +60,7 @@ MIDDLEWARE = [
     # (keyed machine clients; see the module).
     "webapp.page_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "webapp.page_middleware.CsrfViewMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",  # by this name: check --deploy looks for it
     "webapp.page_middleware.AuthenticationMiddleware",
     "webapp.page_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
