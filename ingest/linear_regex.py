@@ -224,19 +224,31 @@ class LinearPattern:
             pos = pos + 1 if pos == spans[0][1] else spans[0][1]
 
     def _iter(self, text: str, pos: int | None, anchor: Any) -> Iterator[LinearMatch]:
-        text = _safe(text)
-        if text.isascii():
-            return self._ascii(text, pos or 0, anchor)
-        return self._regexp._match(anchor, text, pos)  # type: ignore[no-any-return]
+        if not text.isascii():  # (ASCII text has no lone surrogate: nothing to make safe)
+            text = _safe(text)
+            if not text.isascii():
+                return self._regexp._match(anchor, text, pos)  # type: ignore[no-any-return]
+        return self._ascii(text, pos or 0, anchor)
+
+    def _first(self, text: str, pos: int | None, anchor: Any) -> LinearMatch | None:
+        """The first match of `_iter`: in ASCII text one engine call, no generator."""
+        if not text.isascii():
+            text = _safe(text)
+            if not text.isascii():
+                return next(self._regexp._match(anchor, text, pos), None)
+        data = text.encode("ascii")
+        end = len(data)
+        spans = self._raw.Match(anchor, data, max(0, min(pos or 0, end)), end)
+        return None if spans[0][0] < 0 else _AsciiMatch(text, spans, self._names)
 
     def search(self, text: str, pos: int | None = None) -> LinearMatch | None:
-        return next(self._iter(text, pos, _UNANCHORED), None)
+        return self._first(text, pos, _UNANCHORED)
 
     def match(self, text: str, pos: int | None = None) -> LinearMatch | None:
-        return next(self._iter(text, pos, _ANCHOR_START), None)
+        return self._first(text, pos, _ANCHOR_START)
 
     def fullmatch(self, text: str) -> LinearMatch | None:
-        return next(self._iter(text, None, _ANCHOR_BOTH), None)
+        return self._first(text, None, _ANCHOR_BOTH)
 
     def finditer(self, text: str) -> Iterator[LinearMatch]:
         return self._iter(text, None, _UNANCHORED)
@@ -268,6 +280,8 @@ class LinearPattern:
     def subn(
         self, repl: str | Callable[[LinearMatch], str], text: str, count: int = 0
     ) -> tuple[str, int]:
+        if text.isascii():
+            return self._subn_ascii(repl, text, count)
         text = _safe(text)
         literal = isinstance(repl, str) and "\\" not in repl
         pieces: list[str] = []
@@ -283,6 +297,39 @@ class LinearPattern:
             if number == count:
                 break
         pieces.append(text[end:])
+        return "".join(pieces), number
+
+    def _subn_ascii(
+        self, repl: str | Callable[[LinearMatch], str], text: str, count: int
+    ) -> tuple[str, int]:
+        """`subn` in ASCII text: `_ascii`'s loop, with a match object only for a replacement
+        that reads one (the grouping normalisers make a dozen passes over each message,
+        most of which find nothing, and the rest mostly replace by a literal)."""
+        literal = repl if isinstance(repl, str) and "\\" not in repl else None
+        data = text.encode("ascii")
+        end = len(data)
+        match, anchor = self._raw.Match, _UNANCHORED
+        pieces: list[str] = []
+        pos = last = number = 0
+        while True:
+            spans = match(anchor, data, pos, end)
+            start, stop = spans[0]
+            if start < 0:
+                break
+            pieces.append(text[last:start])
+            if literal is not None:
+                pieces.append(literal)
+            else:
+                found = _AsciiMatch(text, spans, self._names)
+                pieces.append(repl(found) if callable(repl) else found.expand(repl))
+            last = stop
+            number += 1
+            if number == count or pos == end:
+                break
+            pos = pos + 1 if pos == stop else stop
+        if not number:
+            return text, 0
+        pieces.append(text[last:])
         return "".join(pieces), number
 
     def __repr__(self) -> str:
