@@ -7,16 +7,15 @@ its answer per status code, refusals included (``ApiError``).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 from ninja import Field, Query, Router, Schema, Status
 
 from ingest.auth import key_of, rate_limited
-from ingest.batch import ITEMS_LOC, accept_batch, accepted_fields, max_items
+from ingest.batch import ITEMS_LOC, accept_batch, max_items
 from ingest.errors import ApiError, error_response, refusals
-from ingest.inbox.accept import InboxUnavailable, accept
+from ingest.inbox.accept import InboxUnavailable
 from ingest.incident_list import MAX_OFFSET, MAX_PAGE, IncidentFilters, find_incidents
 from ingest.issue_list import IssueFilters, find_issues
 from ingest.models import Incident, Issue
@@ -29,8 +28,9 @@ from ingest.responses import (
     IssueDetail,
     IssuePage,
 )
-from ingest.schema import EVENT_ID, BatchIn, IncidentIn, Timestamp
+from ingest.schema import BatchIn, IncidentIn, Timestamp
 from ingest.serializers import incident_dict, issue_dict
+from ingest.single import accept_single, idempotency_key, unavailable
 
 router = Router(tags=["incidents"])
 
@@ -46,18 +46,6 @@ def _not_found(what: str, ident: int) -> JsonResponse:
     return error_response(404, ["path", "id"], f"no {what} {ident} in this project")
 
 
-def _unavailable(exc: InboxUnavailable) -> JsonResponse:
-    return error_response(503, [], exc.msg, Retry_After=str(exc.retry_after))
-
-
-def _idempotency_key(request: HttpRequest, max_length: int) -> str | None:
-    """The header's value; ValueError when it could not serve as an event id."""
-    idem = request.headers.get("Idempotency-Key")
-    if idem is not None and (len(idem) > max_length or not re.fullmatch(EVENT_ID, idem)):
-        raise ValueError(f"use 1-{max_length} of [A-Za-z0-9._:-]")
-    return idem
-
-
 @router.post(
     "/incidents",
     response={200: IncidentAccepted, 202: IncidentAccepted, **POST_REFUSALS},
@@ -68,18 +56,9 @@ def _idempotency_key(request: HttpRequest, max_length: int) -> str | None:
     "given once it is stored. 503 (Retry-After) when the database is away and the spool full.",
 )
 def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
-    key = key_of(request)
-    if (refused := rate_limited(key)) is not None:
-        return refused
-    try:
-        idem = _idempotency_key(request, 64)
-    except ValueError as exc:
-        return error_response(400, ["header", "Idempotency-Key"], str(exc))
-    try:
-        [one] = accept(key.project, [incident.payload()], idempotency_keys=[idem])
-    except InboxUnavailable as exc:
-        return _unavailable(exc)
-    return Status(202 if one.created else 200, IncidentAccepted(**accepted_fields(one)))
+    # Documents the operation; `webapp/urls.py` serves its POSTs with `ingest.single`'s
+    # plain view, which answers the same (tests/integration/test_single_post.py).
+    return accept_single(request, key_of(request), incident)
 
 
 @router.post(
@@ -107,7 +86,7 @@ def post_incidents(request: HttpRequest, batch: BatchIn) -> Any:
             400, ITEMS_LOC, f"{len(batch.incidents)} incidents; send at most {most} per request"
         )
     try:
-        idem = _idempotency_key(request, 48)
+        idem = idempotency_key(request, 48)
     except ValueError as exc:
         return error_response(400, ["header", "Idempotency-Key"], str(exc))
     if (refused := rate_limited(key, len(batch.incidents))) is not None:
@@ -115,7 +94,7 @@ def post_incidents(request: HttpRequest, batch: BatchIn) -> Any:
     try:
         outcome = accept_batch(key.project, batch.incidents, idempotency_key=idem)
     except InboxUnavailable as exc:
-        return _unavailable(exc)
+        return unavailable(exc)
     if outcome.status == 400:  # as built: its items' `detail` already name their paths
         return JsonResponse(outcome.body, status=400)
     return Status(outcome.status, outcome.body)

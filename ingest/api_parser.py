@@ -45,7 +45,11 @@ class JsonBodyParser(Parser):
 
 def refusal_behind(exc: BaseException) -> JsonResponse | None:
     """The answer for a ``NotJson`` or ``TooDeep`` behind ninja's 'Cannot parse request body'."""
-    cause = exc.__cause__
+    return refusal_for(exc.__cause__)
+
+
+def refusal_for(cause: BaseException | None) -> JsonResponse | None:
+    """The answer for the parser's own errors (``NotJson``, ``TooDeep``); None for others."""
     if isinstance(cause, NotJson):
         return error_response(415, ["header", "Content-Type"], str(cause))
     if isinstance(cause, TooDeep):

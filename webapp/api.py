@@ -8,9 +8,10 @@ documents are served at ``/api/v1/docs`` and ``/api/v1/openapi.json``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.schema import OpenAPISchema
@@ -62,3 +63,12 @@ def _http_error(request: HttpRequest, exc: HttpError) -> JsonResponse:
     if (refusal := refusal_behind(exc)) is not None:
         return refusal
     return error_response(exc.status_code, [], str(exc))
+
+
+def path_view(route: str) -> Callable[[HttpRequest], HttpResponse]:
+    """ninja's view of `route` (relative to `/api/v1/`), which serves every method of it:
+    for a path whose hot method a plain view serves (`ingest.single`), the rest."""
+    for pattern in api.urls[0]:
+        if str(pattern.pattern) == route and (view := getattr(pattern, "callback", None)):
+            return cast(Callable[[HttpRequest], HttpResponse], view)
+    raise LookupError(f"no API path {route!r}")

@@ -3,9 +3,10 @@
 from django.contrib import admin
 from django.urls import path
 
+from ingest import single
 from ingest import views as sentry_views
 from ingest.otlp import views as otlp_views
-from webapp.api import api
+from webapp.api import api, path_view
 from webapp.views import (
     analysis,
     auth,
@@ -23,6 +24,8 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
+    # The one-incident POST without django-ninja (issue 19); its other methods are ninja's.
+    path("api/v1/incidents", single.serving_post(path_view("incidents"))),
     path("api/v1/", api.urls),
     path("api/<int:project_id>/envelope/", sentry_views.envelope, name="sentry-envelope"),
     path("api/<int:project_id>/store/", sentry_views.store, name="sentry-store"),
