@@ -18,6 +18,21 @@ import pytest
 REALWORLD_DIR = Path(__file__).resolve().parents[2] / "eval" / "realworld"
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 BOTH_FILES = ("cases-a.jsonl", "cases-b.jsonl")
+SECOND_HOLDOUT = "cases-c.jsonl"
+SPLITS = {"dev", "holdout", "holdout2"}
+# Framework groups of issue 16; the second holdout covers each of them.
+GROUPS = {
+    "pytorch": {"pytorch"},
+    "tf/keras": {"tensorflow", "keras"},
+    "jax": {"jax"},
+    "transformers": {"transformers"},
+    "vllm/tgi": {"vllm", "tgi"},
+    "triton": {"triton"},
+    "tensorrt": {"tensorrt"},
+    "onnxruntime": {"onnxruntime"},
+    "deepspeed/fsdp": {"deepspeed", "fsdp"},
+    "bitsandbytes/peft": {"bitsandbytes", "peft"},
+}
 
 REQUIRED = {
     "id": str,
@@ -77,7 +92,7 @@ def test_every_case_has_the_required_fields_in_form(name, number, case):
     if case["shapes"] is not None:
         assert set(case["shapes"]) == {"expected", "actual", "tensor"}, f"{at}: shapes keys"
     assert case["exception_type"].strip(), f"{at}: empty exception_type"
-    assert case["split"] in {"dev", "holdout"}, f"{at}: split {case['split']!r}"
+    assert case["split"] in SPLITS, f"{at}: split {case['split']!r}"
     assert case["message"].strip(), f"{at}: empty message"
     assert LOWER_ID.match(case["category"]), f"{at}: category must be a lowercase id"
     assert LOWER_ID.match(case["framework"]), f"{at}: framework must be lowercase"
@@ -133,6 +148,23 @@ def test_no_thread_of_the_development_cases_is_reused():
 def test_every_framework_has_dev_and_holdout_cases():
     splits: dict[str, set[str]] = defaultdict(set)
     for _, _, case in CASES:
-        splits[case["framework"]].add(case["split"])
+        if case["split"] != "holdout2":
+            splits[case["framework"]].add(case["split"])
     lacking = {fw: sorted(s) for fw, s in splits.items() if s != {"dev", "holdout"}}
     assert not lacking, f"frameworks without both splits: {lacking}"
+
+
+def test_the_second_holdout_is_its_own_file_and_covers_every_group():
+    """cases-c.jsonl is a fresh holdout (issue 16): only `holdout2` lines, `rc` ids, and
+    `holdout2` appears nowhere else, so it can be scored on its own (`rca eval --split`)."""
+    if not (REALWORLD_DIR / SECOND_HOLDOUT).exists():
+        pytest.skip(f"{SECOND_HOLDOUT} not present")
+    second = [case for name, _, case in CASES if name == SECOND_HOLDOUT]
+    assert len(second) >= 40
+    assert all(case["split"] == "holdout2" for case in second)
+    assert all(case["id"].startswith("rc") for case in second)
+    elsewhere = [c["id"] for n, _, c in CASES if n != SECOND_HOLDOUT and c["split"] == "holdout2"]
+    assert not elsewhere, f"holdout2 lines outside {SECOND_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in second) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 2}
+    assert not thin, f"framework groups with fewer than 2 cases: {thin}"

@@ -21,6 +21,19 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 DEFAULT_CASES = Path(__file__).resolve().parents[3] / "tests" / "data" / "dev_cases.jsonl"
 
 
+def select_split(
+    cases: list[dict[str, Any]], split: str | None, source: Path | str = "the file"
+) -> list[dict[str, Any]]:
+    """`rca eval --split NAME`: only the cases whose `split` field is NAME (e.g. `holdout2`,
+    the second real-world holdout, eval/realworld/cases-c.jsonl); all of them without one."""
+    if split is None:
+        return cases
+    kept = [case for case in cases if case.get("split") == split]
+    if not kept:
+        raise ValueError(f"no case of {source} has split {split!r}")
+    return kept
+
+
 class Command(BaseCommand):
     help = (
         "Analysis tools; `rca eval` scores runbook retrieval (and, with --suggest, the "
@@ -63,6 +76,11 @@ class Command(BaseCommand):
             "--ablation",
             action="store_true",
             help="hit@1 of the default run with each part of the query's evidence removed",
+        )
+        ev.add_argument(
+            "--split",
+            default=None,
+            help="score only the cases whose `split` field is this (dev, holdout, holdout2)",
         )
         ev.add_argument("--mode", choices=["all", "hybrid", "bm25", "dense"], default="all")
         ev.add_argument(
@@ -116,7 +134,7 @@ class Command(BaseCommand):
 
         specs = corpus_specs(corpus, options["ignore_signals"], options["suite"])
         try:
-            labelled = load_cases(cases)
+            labelled = select_split(load_cases(cases), options.get("split"), cases)
             indexes, notes = load_corpora(specs)
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
@@ -148,6 +166,7 @@ class Command(BaseCommand):
         if options["json"]:
             payload: dict[str, Any] = {
                 "cases": str(cases),
+                "split": options.get("split"),
                 "corpus": str(specs[0][1]) if specs[0][1] else "stored",
                 "runbooks": len(index),
                 "default": DEFAULT_RUN,
