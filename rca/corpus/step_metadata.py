@@ -100,6 +100,14 @@ FACTS: dict[str, str] = {
         "the OOM's device is nearly full while this process reserved only a small share of it"
     ),
     "layer-pretrained": "the failing model or layer was loaded with pretrained weights",
+    "library-version-mismatch": (
+        "a line says a library was built with one version of another and found a different one"
+    ),
+    "required-version-installed": (
+        "the version the message requires is the one the text shows installed already"
+    ),
+    "autograd-off-in-code": "the failing code already runs under torch.no_grad / inference_mode",
+    "cuda-graphs-captured": "the logs show CUDA graphs being captured",
 }
 
 #: The frameworks ``api`` may name: those :mod:`rca.suggestion.incident_setting` detects.

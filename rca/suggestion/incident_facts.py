@@ -17,6 +17,7 @@ from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
+from rca.suggestion.environment_facts import environment_facts, rejected_arguments
 
 __all__ = [
     "FRAGMENTED_SHARE",
@@ -64,6 +65,8 @@ _UNITS = {"bytes": 1 / (1024 * 1024), "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0
 _KEYS_LINE = linear(r"(?P<kind>Missing|Unexpected) key\(s\) in state_dict:(?P<keys>[^\n]*)")
 _KEY = linear(r'"([^"]+)"')
 _MAX_KEYS = 200
+_MAX_TEXT = 20_000
+_MAX_TEXTS = 200
 _PRETRAINED = linear(r"pretrained", ignore_case=True)
 _ES_PLURAL = linear(r"(?:ss|ch|sh|x|z)e$")
 #: Parts of tensor names that every model has: naming them says nothing about a step.
@@ -203,15 +206,18 @@ def incident_facts(
     facts = _memory_facts(message) | _key_facts(message)
     for diff in diffs[:2]:
         facts |= _shape_facts(diff)
-    if any(_PRETRAINED.search(text) for text in (message, *code)):
+    texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
+    if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")
-    return frozenset(facts)
+    return frozenset(facts | environment_facts(texts))
 
 
 def fact_words(message: str, diffs: Sequence[ShapeDiff]) -> frozenset[str]:
-    """Words a fitting step names: the mismatched tensor's own name ("embed_tokens", "fc")
-    and the state_dict key prefix ("module")."""
+    """Words a fitting step names: the mismatched tensor's own name ("embed_tokens", "fc"),
+    the state_dict key prefix ("module") and the arguments the message says the API rejects
+    ("lr" in "Argument(s) not recognized: {'lr': 0.002}")."""
     names = " ".join(str(diff.get("tensor") or "") for diff in diffs[:2])
     words = [word for word in terms(names) if word not in _GENERIC_TENSOR_WORDS]
     prefix = key_prefix(message)
-    return frozenset(words + (terms(prefix) if prefix else []))
+    rejected = [word for name in rejected_arguments(message) for word in terms(name)]
+    return frozenset(words + (terms(prefix) if prefix else []) + rejected)

@@ -13,7 +13,8 @@ from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from rca.corpus.sentences import split_sentences
 from rca.suggestion.context import AnalysisContext
-from rca.suggestion.incident_facts import fact_words, incident_facts, terms
+from rca.suggestion.incident_facts import fact_words, terms
+from rca.suggestion.premises import read_premises
 from rca.suggestion.providers.offline_weights import WEIGHTS
 
 __all__ = ["IncidentView", "read_incident", "whole_words"]
@@ -107,6 +108,6 @@ def read_incident(ctx: AnalysisContext) -> IncidentView:
         words=words,
         whole=frozenset(whole | words.keys()),
         mode=_mode(whole, bias),
-        facts=incident_facts(message, diffs),
+        facts=read_premises(ctx).facts,  # the facts premises check: message, frames and logs
         fact_words=fact_words(message, diffs),
     )

@@ -1,0 +1,163 @@
+"""Facts read from what an incident's text says about its environment and its own code.
+
+The other half of :mod:`.incident_facts` (which reads shapes, keys and memory figures):
+sentences in the message and the log lines that say which library versions were built
+against which, which package versions are installed, and how the failing code runs. Each
+fact has a name from :data:`rca.corpus.step_metadata.FACTS`; which steps it makes the fix
+(``fits``) or rules out (``unless``) is written in the runbooks. Nothing here knows a
+runbook, a package or a case: every pattern is the generic wording of a kind of line
+(pip's output, a loader's "built with X, found Y", a ``with torch.no_grad():`` frame).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ingest.linear_regex import compile as linear
+
+__all__ = ["environment_facts", "installed_versions", "rejected_arguments", "requirements"]
+
+_MAX_LINES = 400
+_MAX_LINE = 2000
+_VERSION = linear(r"(?:^|[^\w.])(\d+\.\d+(?:\.\d+)*)(?:$|[^\w])")
+#: A line about a build: "source was compiled with: 8.6.0", "the version that was used to
+#: compile PyTorch (11.8)", "built against CUDA 12.1".
+_BUILT = linear(
+    r"\b(?:compiled|built)\s+(?:with|against|for|using)\b|\bused to (?:compile|build)\b",
+    ignore_case=True,
+)
+#: ... and about what was found at run time: "Loaded runtime CuDNN library: 8.5.0",
+#: "The detected CUDA version (12.1) mismatches".
+_FOUND = linear(
+    r"\b(?:loaded|found|detected|installed|runtime|mismatch(?:es|ed)?)\b", ignore_case=True
+)
+_PACKAGE = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
+_NUMBER = r"\d+(?:\.\d+)*"
+#: ``accelerate>=0.20.1``, ``torch >= 2.1``: a version a message says is needed.
+_REQUIRES = linear(rf"(?:^|[^\w.-])(?P<pkg>{_PACKAGE})\s*(?P<op>>=|==|~=|>)\s*(?P<ver>{_NUMBER})")
+#: Installed versions as pip and users print them: ``accelerate Version: 0.25.0`` (pip show),
+#: ``Requirement already satisfied: x in /site-packages (0.25.0)``, a ``pip list`` row.
+_INSTALLED = (
+    linear(rf"(?P<pkg>{_PACKAGE})\s+Version:\s*v?(?P<ver>{_NUMBER})", ignore_case=True),
+    linear(
+        rf"Requirement already satisfied:\s*(?P<pkg>{_PACKAGE})[^\n(]*\((?P<ver>{_NUMBER})\)",
+        ignore_case=True,
+    ),
+    linear(rf"^\s*(?P<pkg>{_PACKAGE})\s{{2,}}v?(?P<ver>{_NUMBER})\s*$"),
+)
+#: ``Successfully installed accelerate-0.25.0 peft-0.7.1``: pip's name-version list.
+_SUCCESSFULLY = linear(r"Successfully installed\s+(?P<list>[^\n]+)", ignore_case=True)
+_WHEEL = linear(rf"^(?P<pkg>{_PACKAGE})-v?(?P<ver>{_NUMBER})$")
+#: A frame line or log line that runs code without autograd.
+_NO_AUTOGRAD = linear(r"\b(?:no_grad|inference_mode)\s*\(|@torch\.(?:no_grad|inference_mode)\b")
+#: A serving engine's log of graph capture: "Capturing cudagraphs for decoding",
+#: "Capturing the model for CUDA graphs", "CUDA graph capture".
+_CUDA_GRAPHS = linear(
+    r"\bcaptur\w*\b[^\n]{0,40}\bcuda ?graphs?\b|\bcuda ?graphs?\b[^\n]{0,20}\bcaptur",
+    ignore_case=True,
+)
+#: Arguments an API says it rejects: ``unexpected keyword argument 'lr'``,
+#: ``Argument(s) not recognized: {'lr': 0.002}``, ``Keyword argument not understood: 'x'``.
+_REJECTED = (
+    linear(r"unexpected keyword argument\s+['\"`](?P<name>\w+)['\"`]", ignore_case=True),
+    linear(r"argument\s+not understood:?\s+['\"`](?P<name>\w+)['\"`]", ignore_case=True),
+)
+_REJECTED_SET = linear(
+    r"(?:not recognized|unrecognized|unexpected|unknown)\s+(?:keyword\s+)?"
+    r"arguments?\)?:?\s*\{(?P<names>[^}\n]{1,500})\}",
+    ignore_case=True,
+)
+_REJECTED_SET_ALT = linear(
+    r"argument\(s\)\s+not recognized:?\s*\{(?P<names>[^}\n]{1,500})\}", ignore_case=True
+)
+_QUOTED_KEY = linear(r"['\"](\w+)['\"]\s*:")
+
+
+def _lines(texts: Iterable[str]) -> list[str]:
+    lines: list[str] = []
+    for text in texts:
+        lines.extend(line[:_MAX_LINE] for line in text.splitlines()[:_MAX_LINES])
+    return lines[: _MAX_LINES * 4]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+def _package_name(name: str) -> str:
+    """pip's normalised project name (``Tf_Keras`` -> ``tf-keras``)."""
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def requirements(lines: Sequence[str]) -> list[tuple[str, str, tuple[int, ...]]]:
+    """(package, operator, version) for each version requirement the lines state."""
+    found = []
+    for line in lines:
+        for match in _REQUIRES.finditer(line):
+            found.append(
+                (_package_name(match.group("pkg")), match.group("op"), _version(match["ver"]))
+            )
+    return found
+
+
+def installed_versions(lines: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    """The package versions the lines show installed, by pip's normalised name."""
+    found: dict[str, tuple[int, ...]] = {}
+    for line in lines:
+        for pattern in _INSTALLED:
+            for match in pattern.finditer(line):
+                found[_package_name(match.group("pkg"))] = _version(match.group("ver"))
+        for match in _SUCCESSFULLY.finditer(line):
+            for item in match.group("list").split()[:100]:
+                if wheel := _WHEEL.match(item):
+                    found[_package_name(wheel.group("pkg"))] = _version(wheel.group("ver"))
+    return found
+
+
+def _meets(installed: tuple[int, ...], op: str, required: tuple[int, ...]) -> bool:
+    if op == "==":
+        return installed == required
+    if op == ">":
+        return installed > required
+    return installed >= required  # >= and ~= (at least the floor)
+
+
+def _built_for_other_version(lines: Sequence[str]) -> bool:
+    """A line says something was built with one version and found another at run time."""
+    return any(
+        _BUILT.search(line)
+        and _FOUND.search(line)
+        and len({m.group(1) for m in _VERSION.finditer(line)}) >= 2
+        for line in lines
+    )
+
+
+def environment_facts(texts: Sequence[str]) -> set[str]:
+    """The environment facts the texts (message, frame lines, log lines) show."""
+    lines = _lines(texts)
+    facts: set[str] = set()
+    if _built_for_other_version(lines):
+        facts.add("library-version-mismatch")
+    installed = installed_versions(lines)
+    if any(
+        package in installed and _meets(installed[package], op, version)
+        for package, op, version in requirements(lines)
+    ):
+        facts.add("required-version-installed")
+    if any(_NO_AUTOGRAD.search(line) for line in lines):
+        facts.add("autograd-off-in-code")
+    if any(_CUDA_GRAPHS.search(line) for line in lines):
+        facts.add("cuda-graphs-captured")
+    return facts
+
+
+def rejected_arguments(message: str) -> list[str]:
+    """The argument names the message says an API rejected (unexpected, not recognized)."""
+    names: list[str] = []
+    for line in _lines([message]):
+        for pattern in _REJECTED:
+            names.extend(match.group("name") for match in pattern.finditer(line))
+        for pattern in (_REJECTED_SET, _REJECTED_SET_ALT):
+            for match in pattern.finditer(line):
+                names.extend(_QUOTED_KEY.findall(match.group("names")))
+    return list(dict.fromkeys(names))[:20]
