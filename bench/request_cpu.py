@@ -6,6 +6,12 @@ migrated database of RCA_DATA_DIR, with RCA_INGEST_INLINE=0 so a request only ac
 Prints ms of CPU per request for each; with BENCH_PROFILE=1 also a cProfile of each path
 (sorted by BENCH_SORT, default tottime; top BENCH_TOP rows). Figures only: the machine is
 shared, read the load average printed with them.
+
+BENCH_COMMITTER=1 writes through the group committer thread, as gunicorn workers do
+(`webapp/gunicorn_conf.py`): the request thread then runs no query of its own (no
+per-request connection health check, no insert), and the committer's CPU is in the
+process's figure. Without it (the default, as before) each request inserts on its own
+connection and pays Django's health check, a round trip more than in production.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ from ingest.keys import create_key  # noqa: E402
 from ingest.models import Project  # noqa: E402
 
 N = int(os.environ.get("BENCH_N", "500"))
+if os.environ.get("BENCH_COMMITTER", "0") == "1":
+    from ingest.inbox.write import enable_group_commit
+
+    enable_group_commit()
 PROFILE = os.environ.get("BENCH_PROFILE", "0") == "1"
 
 
@@ -107,7 +117,8 @@ def main() -> None:
         ),
         200,
     )
-    print("load average:", os.getloadavg())
+    committer = " (group committer)" if os.environ.get("BENCH_COMMITTER") == "1" else ""
+    print(f"load average{committer}:", os.getloadavg())
 
 
 if __name__ == "__main__":

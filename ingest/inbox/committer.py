@@ -5,7 +5,7 @@ Issue 19: one autocommitted INSERT per request is one WAL flush (an fsync) and o
 trip per request, and each request also paid Django's connection health check (a
 `SELECT 1` at its first query, CONN_HEALTH_CHECKS). Here a request hands its records to
 the committer and waits; the committer takes everything that queued while the previous
-commit was under way, inserts it with the same statement (`write._INSERT`, idempotent on
+commit was under way, inserts it with the same statement (`write._PREPARE`, idempotent on
 (project, event_id)), and wakes each waiter with the rows that were its own. Nothing
 waits on purpose: under light load a batch is one request and costs what it did; under
 load the batch grows by itself and the requests share a round trip and an fsync. A

@@ -3,10 +3,15 @@
 The same dict is an inbox row (`write.py` inserts a list of them as one JSON document) and
 a spool record (`ingest.spool` writes it to disk when the database is away), so the two
 paths cannot disagree on what an accepted incident is.
+
+The payload travels as its JSON text, serialised once here (issue 19): `write.py` splices
+it into the statement's document as it is, where a dict would be encoded again. Records
+spooled before carry a dict; `payload_text` turns either into the text.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -22,19 +27,44 @@ class Record(TypedDict):
     project_id: int
     source: str  # api | sentry
     event_id: str  # the client's (normalised), the Idempotency-Key's, or assigned here
-    payload: dict[str, Any]  # validated, unscrubbed; storable in jsonb
+    payload: str  # validated, unscrubbed, as JSON text storable in jsonb (spooled: maybe a dict)
     received_at: str  # ISO 8601 with offset
 
 
-def _jsonable(payload: dict[str, Any]) -> dict[str, Any]:
-    """The payload as JSON data: storable strings and numbers (no NUL, lone surrogate or
-    NaN, which jsonb refuses; `ingest.storable`, as storing does anyway) and the validated
-    `occurred_at` as ISO text, which `store` reads back the same."""
-    out: dict[str, Any] = storable(payload)
-    for name, value in out.items():
-        if isinstance(value, datetime):
-            out[name] = value.isoformat()
-    return out
+_TIGHT = (",", ":")
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, datetime):  # the validated `occurred_at`, which `store` reads back
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+def payload_text(payload: dict[str, Any] | str) -> str:
+    """The payload as JSON text jsonb stores: `json.dumps(storable(payload))` (no NUL,
+    lone surrogate or NaN, which jsonb refuses; `ingest.storable`, as storing does anyway),
+    datetimes as ISO text. One C-speed encoding when there is nothing to replace (nearly
+    always: it finds NaN, and the text shows NUL and surrogates); the copy otherwise."""
+    if isinstance(payload, str):
+        return payload
+    try:
+        text = json.dumps(
+            payload, ensure_ascii=False, allow_nan=False, separators=_TIGHT, default=_iso
+        )
+    except ValueError:  # NaN or ±Infinity
+        text = ""
+    if text and "\\u0000" not in text and (text.isascii() or _encodes(text)):
+        return text
+    return json.dumps(storable(payload), ensure_ascii=False, separators=_TIGHT, default=_iso)
+
+
+def _encodes(text: str) -> bool:
+    """False when `text` holds a lone surrogate (no UTF-8 for it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def make_records(
@@ -52,7 +82,7 @@ def make_records(
             "project_id": project_id,
             "source": source,
             "event_id": client_event_id(payload, key) or uuid.uuid4().hex,
-            "payload": _jsonable(payload),
+            "payload": payload_text(payload),
             "received_at": received_at,
         }
         for payload, key in zip(payloads, keys, strict=True)

@@ -25,24 +25,29 @@ from __future__ import annotations
 import json
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
 
-from django.db import connection
+import psycopg
+from django.db import ProgrammingError, connection
 
 from ingest.inbox.committer import Committer
-from ingest.inbox.records import Record
+from ingest.inbox.records import Record, payload_text
 from ingest.models import InboxItem, Incident
 
 #: The channel the accept notifies and the processor LISTENs on.
 CHANNEL = "rca_inbox"
 
-_INSERT = f"""
+#: The statement's name on every connection that prepared it (`_insert`).
+PREPARED = "rca_inbox_insert"
+_PREPARE = f"""
+PREPARE {PREPARED} (text) AS
 WITH ins AS (
     INSERT INTO {InboxItem._meta.db_table}
            (project_id, source, event_id, payload, received_at, error)
     SELECT r.project_id, r.source, r.event_id, r.payload, r.received_at, ''
-      FROM ROWS FROM (jsonb_to_recordset(%(rows)s::jsonb) AS (
+      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
                project_id bigint, source text, event_id text, payload jsonb,
                received_at timestamptz)) WITH ORDINALITY
            AS r (project_id, source, event_id, payload, received_at, n)
@@ -54,6 +59,9 @@ WITH ins AS (
 )
 SELECT id, project_id, event_id FROM ins
 """  # noqa: S608 - table names are ours; values are parameters
+_EXECUTE = f"EXECUTE {PREPARED} (%s)"
+#: The database connections (psycopg's) on which `_PREPARE` ran; a new one prepares anew.
+_prepared_on: weakref.WeakSet[object] = weakref.WeakSet()
 
 #: Seconds between two wake-ups sent by one process (the processor's grace polls match).
 WAKE_EVERY = 0.05
@@ -92,12 +100,47 @@ def write(records: Sequence[Record]) -> list[Inserted]:
     return inserted
 
 
+def document(records: Sequence[Record]) -> str:
+    """The statement's one parameter: the records as a JSON array, each payload's text
+    spliced in as `make_records` encoded it (never encoded twice)."""
+    rows = []
+    for r in records:
+        head = json.dumps(
+            {
+                "project_id": r["project_id"],
+                "source": r["source"],
+                "event_id": r["event_id"],
+                "received_at": r["received_at"],
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        rows.append(f'{head[:-1]},"payload":{payload_text(r["payload"])}}}')
+    return f"[{','.join(rows)}]"
+
+
 def _insert(records: Sequence[Record]) -> list[tuple[int, int, str]]:
-    """The one statement, on this thread's connection."""
-    document = json.dumps(list(records), ensure_ascii=False, separators=(",", ":"))
+    """The one statement, on this thread's connection, prepared once per connection:
+    PostgreSQL plans it once, not per request (Django's cursors bind client-side, and
+    psycopg prepares nothing for them)."""
+    rows = document(records)
     with connection.cursor() as cursor:
-        cursor.execute(_INSERT, {"rows": document})
+        raw = connection.connection
+        if raw not in _prepared_on:
+            cursor.execute(_PREPARE)
+            _prepared_on.add(raw)
+        try:
+            cursor.execute(_EXECUTE, [rows])
+        except ProgrammingError as exc:  # deallocated behind our back (DISCARD ALL)
+            if connection.in_atomic_block or not _is_unknown_statement(exc):
+                raise
+            cursor.execute(_PREPARE)
+            cursor.execute(_EXECUTE, [rows])
         return [(int(i), int(p), str(e)) for i, p, e in cursor.fetchall()]
+
+
+def _is_unknown_statement(exc: BaseException) -> bool:
+    return isinstance(exc.__cause__, psycopg.errors.InvalidSqlStatementName)
 
 
 def wake() -> None:

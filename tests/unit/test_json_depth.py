@@ -88,3 +88,20 @@ def test_refused_exactly_when_deeper_than_32_with_the_path_taken(steps, leaf):
     with pytest.raises(TooDeep) as caught:
         check_depth(raw, ["body"])
     assert caught.value.loc == ["body", *steps[:MAX_DEPTH]]
+
+
+@settings(max_examples=500)
+@given(
+    raw=st.lists(
+        st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b":", b",", b"a"]), max_size=60
+    ).map(b"".join),
+    max_depth=st.integers(1, 6),
+)
+def test_the_opener_count_shortcut_never_passes_what_the_full_check_refuses(raw, max_depth):
+    """Issue 19: a body with at most `max_depth` openers is passed after two counts; the
+    token walk (what names the path of a refusal) finds nothing too deep in any such body."""
+    from ingest.json_depth import _maybe_too_deep, _path_of_too_deep
+
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        assert _path_of_too_deep(raw, max_depth) is None
+        assert not _maybe_too_deep(raw, max_depth)
