@@ -50,7 +50,7 @@ View = Callable[[HttpRequest], HttpResponse]
 
 def idempotency_key(request: HttpRequest, max_length: int) -> str | None:
     """The header's value; ValueError when it could not serve as an event id."""
-    idem = request.headers.get("Idempotency-Key")
+    idem = request.META.get("HTTP_IDEMPOTENCY_KEY")  # request.headers builds all of them
     if idem is not None and (len(idem) > max_length or not _EVENT_ID.fullmatch(idem)):
         raise ValueError(f"use 1-{max_length} of [A-Za-z0-9._:-]")
     return idem
@@ -95,9 +95,20 @@ def _body(request: HttpRequest) -> Any:
         return error_response(400, [], msg)
 
 
+def _bearer_key(request: HttpRequest) -> ApiKey | None:
+    """What `ApiKeyAuth` (ninja's `HttpBearer`) finds, read from the one header it needs."""
+    sent = request.META.get("HTTP_AUTHORIZATION")
+    if not sent:
+        return None
+    scheme, _, token = sent.partition(" ")
+    if scheme.lower() != _AUTH.openapi_scheme:
+        return None
+    return _AUTH.authenticate(request, token)
+
+
 def post_incident(request: HttpRequest) -> HttpResponse:
     """The POST: what `ingest.api.post_incident` answers under ninja, without ninja."""
-    key = _AUTH(request)
+    key = _bearer_key(request)
     if not isinstance(key, ApiKey):
         return unauthorised(request, AuthenticationError())
     request.auth = key  # type: ignore[attr-defined]  # as ninja sets it

@@ -81,13 +81,18 @@ content_types = st.sampled_from(["application/json", "text/plain", "", "APPLICAT
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
-@given(body=bodies, content_type=content_types, sent=headers, keyed=st.booleans())
+@given(
+    body=bodies,
+    content_type=content_types,
+    sent=headers,
+    keyed=st.sampled_from(["", "Bearer {}", "bearer {}", "BEARER  {}", "Bearer {} x", "Token {}"]),
+)
 def test_plain_view_answers_what_ninja_answers(
     client, key, unlimited, body, content_type, sent, keyed
 ):
     sent = dict(sent)
     if keyed and "HTTP_AUTHORIZATION" not in sent:
-        sent["HTTP_AUTHORIZATION"] = f"Bearer {key}"
+        sent["HTTP_AUTHORIZATION"] = keyed.format(key)
     _assert_same(*_answers(client, body, content_type, sent))
 
 
