@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from ingest.models import Incident, Issue
@@ -59,12 +59,32 @@ class Admission:
     reused: int = 0
 
 
-def _live_leaders(issues: Iterable[Issue]) -> set[int]:
-    ids = [i.analysis_leader_id for i in issues if i.analysis_leader_id is not None]
-    if not ids:
+# `admit` runs once per stored batch, inside the inbox processor's transaction: its three
+# statements are written out rather than built by the ORM each time (building them cost
+# more CPU than storing a small batch; issue 19). Same statements, same order, same locks.
+_ISSUES, _INCIDENTS = Issue._meta.db_table, Incident._meta.db_table
+_LOCK_ISSUES = (
+    f"SELECT id, analysis_leader_id FROM {_ISSUES} WHERE id = ANY(%s)"  # noqa: S608
+    " ORDER BY id FOR NO KEY UPDATE"
+)
+_LIVE = (
+    f"SELECT id FROM {_INCIDENTS} WHERE id = ANY(%s)"  # noqa: S608
+    " AND analysis_status = ANY(%s)"
+)
+_JOIN = f"UPDATE {_INCIDENTS} SET analysis_joined = true WHERE id = ANY(%s)"  # noqa: S608
+
+
+def _live(leader_ids: list[int]) -> set[int]:
+    """Those of these incidents whose analysis is pending or running."""
+    if not leader_ids:
         return set()
-    live = Incident.objects.filter(pk__in=ids, analysis_status__in=LIVE)
-    return set(live.values_list("pk", flat=True))
+    with connection.cursor() as cursor:
+        cursor.execute(_LIVE, [leader_ids, [str(status) for status in LIVE]])
+        return {pk for (pk,) in cursor.fetchall()}
+
+
+def _live_leaders(issues: Iterable[Issue]) -> set[int]:
+    return _live([i.analysis_leader_id for i in issues if i.analysis_leader_id is not None])
 
 
 def admit(incidents: list[Incident]) -> Admission:
@@ -74,14 +94,15 @@ def admit(incidents: list[Incident]) -> Admission:
         by_issue.setdefault(incident.issue_id, []).append(incident)
     # NO KEY: serialises admit/settle per issue without blocking inserts that merely
     # reference the issue (suggestions, notifications), which would invite deadlocks.
-    locked = Issue.objects.select_for_update(no_key=True).filter(pk__in=by_issue).order_by("pk")
-    issues = {issue.pk: issue for issue in locked}
-    live = _live_leaders(issues.values())
+    with connection.cursor() as cursor:
+        cursor.execute(_LOCK_ISSUES, [list(by_issue)])
+        leaders: dict[int, int | None] = dict(cursor.fetchall())  # issue id -> its leader
+    live = _live([leader for leader in leaders.values() if leader is not None])
     outcome = Admission()
     joined: list[int] = []
     reused: list[int] = []
     for issue_id, group in by_issue.items():
-        leader = issues[issue_id].analysis_leader_id
+        leader = leaders[issue_id]
         leader = leader if leader in live else None
         latest = None if leader is not None else latest_finished(issue_id)
         for incident in group:
@@ -97,7 +118,8 @@ def admit(incidents: list[Incident]) -> Admission:
                 Issue.objects.filter(pk=issue_id).update(analysis_leader_id=leader)
     now = timezone.now()
     if joined:
-        Incident.objects.filter(pk__in=joined).update(analysis_joined=True)
+        with connection.cursor() as cursor:
+            cursor.execute(_JOIN, [joined])
     if reused:
         Incident.objects.filter(pk__in=reused).update(
             analysis_status=Status.DONE, analysis_updated_at=now

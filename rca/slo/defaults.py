@@ -61,9 +61,22 @@ DEFAULT_RULES: list[dict[str, Any]] = [
 ]
 
 
+# Read on every stored batch (`evaluate_stored`): written out, the ORM's building of the
+# same SELECT cost the inbox processor ~0.5 ms of CPU per batch (issue 19). Raw querysets
+# still convert each column (the JSON fields) as the ORM does.
+_RULES = (
+    f"SELECT {', '.join(str(f.column) for f in SloRule._meta.concrete_fields)}"  # noqa: S608
+    f" FROM {SloRule._meta.db_table} WHERE project_id = %s ORDER BY id"
+)
+
+
+def _rules(project: Project) -> list[SloRule]:
+    return list(SloRule.objects.raw(_RULES, [project.pk]))
+
+
 def rules_of(project: Project) -> list[SloRule]:
     """The project's rules, oldest first; the defaults are created for a project with none."""
-    rules = list(SloRule.objects.filter(project=project).order_by("pk"))
+    rules = _rules(project)
     if rules:
         return rules
     try:
@@ -71,4 +84,4 @@ def rules_of(project: Project) -> list[SloRule]:
             SloRule.objects.bulk_create(SloRule(project=project, **rule) for rule in DEFAULT_RULES)
     except IntegrityError:  # another process created them first
         pass
-    return list(SloRule.objects.filter(project=project).order_by("pk"))
+    return _rules(project)
