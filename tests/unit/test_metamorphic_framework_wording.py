@@ -105,6 +105,43 @@ EQUIVALENTS: dict[str, dict[str, tuple[str, str, tuple[str, ...]]]] = {
             (),
         ),
     },
+    "matmul_shape_mismatch": {
+        "pytorch": (
+            "RuntimeError",
+            "mat1 and mat2 shapes cannot be multiplied (32x4096 and 768x10)",
+            (),
+        ),
+        "tensorflow": (
+            "tensorflow.python.framework.errors_impl.InvalidArgumentError",
+            "Matrix size-incompatible: In[0]: [32,4096], In[1]: [768,10] [Op:MatMul]",
+            (),
+        ),
+        "jax": (
+            "TypeError",
+            "dot_general requires contracting dimensions to have the same shape, got (4096,)"
+            " and (768,).",
+            ("logits = jnp.dot(x, params['w'])",),
+        ),
+    },
+    "conv_channel_mismatch": {
+        "pytorch": (
+            "RuntimeError",
+            "Given groups=1, weight of size [64, 3, 7, 7], expected input[8, 1, 224, 224] to"
+            " have 3 channels, but got 1 channels instead",
+            (),
+        ),
+        "tensorflow": (
+            "tensorflow.python.framework.errors_impl.InvalidArgumentError",
+            "input depth must be evenly divisible by filter depth: 1 vs 3 [Op:Conv2D]",
+            (),
+        ),
+        "jax": (
+            "TypeError",
+            "conv_general_dilated lhs feature dimension size divided by feature_group_count (1)"
+            " must equal the rhs input feature dimension size (3).",
+            ("y = jax.lax.conv_general_dilated(x, w, (1, 1), 'SAME')",),
+        ),
+    },
     "cudnn_init_memory": {
         "tensorflow": (
             "tensorflow.python.framework.errors_impl.UnknownError",
