@@ -135,7 +135,7 @@ def _finish(incident_id: int, token: datetime) -> None:
 
 
 def _run(analysis: Analysis, incident: Incident, token: datetime, *, force: bool) -> None:
-    from rca.corpus.embeddings import embed
+    from rca.corpus.embeddings import embed_queries
     from rca.retrieval.hybrid import rejected_slugs, search, similar_accepted
     from rca.retrieval.signals import build_signals
     from rca.suggestion.providers import provider_from_settings
@@ -143,7 +143,7 @@ def _run(analysis: Analysis, incident: Incident, token: datetime, *, force: bool
 
     started = time.monotonic()
     signals = build_signals(incident)
-    [vector] = embed([signals.embedding_text()])
+    [vector] = embed_queries([signals.embedding_text()])
     demote = rejected_slugs(incident.issue_id, vector, project_id=incident.project_id)
     retrieved = search(signals, vector, k=K_RUNBOOKS, demote=demote)
     past = similar_accepted(

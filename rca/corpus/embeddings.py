@@ -25,12 +25,12 @@ __all__ = [
     "chunks_missing_embeddings",
     "embed",
     "embed_missing_chunks",
+    "embed_queries",
     "model_name",
     "model_path",
     "model_uses",
 ]
 
-BATCH_SIZE = 32
 _lock = threading.Lock()
 _loaded: dict[str, Any] = {}
 _uses = {"encode": 0}
@@ -51,7 +51,9 @@ def _bundled_path() -> Path:
 
 
 def model_path() -> str:
-    """What to load: ``RCA_EMBEDDING_MODEL`` when set, else the bundled MiniLM's directory.
+    """What to load: ``RCA_EMBEDDING_MODEL`` when set (a sentence-transformers directory or
+    a packaged model's name, :mod:`rca.corpus.embedding_backends`), else the bundled
+    MiniLM's directory.
 
     Always a local path by default: loading by hub name retries the network for minutes
     when offline.
@@ -62,8 +64,10 @@ def model_path() -> str:
 def model_name() -> str:
     """A stable name for the model, stored with each embedding (``embedding_model``), so a
     change of model re-embeds the corpus instead of mixing incomparable vectors."""
+    from rca.corpus.embedding_backends import stored_name
+
     configured = _configured()
-    return configured or "sentence-transformers/all-MiniLM-L6-v2"
+    return stored_name(configured) if configured else "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def _model() -> Any:
@@ -73,12 +77,11 @@ def _model() -> Any:
         return model
     with _lock:
         if name not in _loaded:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
+            from rca.corpus.embedding_backends import load_backend
 
+            configured = _configured()
             _loaded.clear()
-            _loaded[name] = SentenceTransformer(model_path(), device="cpu")
+            _loaded[name] = load_backend(configured, "" if configured else model_path())
         return _loaded[name]
 
 
@@ -89,18 +92,22 @@ def model_uses() -> int:
 
 
 def embed(texts: list[str]) -> list[list[float]]:
-    """Unit-length embeddings of ``texts``, in order, computed in batches."""
+    """Unit-length embeddings of ``texts`` (runbook chunks, "passages"), in order, computed
+    in batches."""
+    return _encode(texts, query=False)
+
+
+def embed_queries(texts: list[str]) -> list[list[float]]:
+    """Unit-length embeddings of incidents' query texts; the same as :func:`embed` for a
+    symmetric model (MiniLM), the query side of an asymmetric one (E5)."""
+    return _encode(texts, query=True)
+
+
+def _encode(texts: list[str], *, query: bool) -> list[list[float]]:
     if not texts:
         return []
     _uses["encode"] += 1
-    vectors = _model().encode(
-        list(texts),
-        batch_size=BATCH_SIZE,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
-    return [row.tolist() for row in vectors]
+    return [row.tolist() for row in _model().encode(list(texts), query=query)]
 
 
 def _missing() -> Any:

@@ -147,12 +147,12 @@ def prepare(
     cases: list[dict[str, Any]], index: CorpusIndex, signals: list[Signals] | None = None
 ) -> Prepared:
     """Parse, embed and gather each case once (``signals``: already built, e.g. ablated)."""
-    from rca.corpus.embeddings import embed
+    from rca.corpus.embeddings import embed_queries
     from rca.retrieval.hybrid import gather
 
     if signals is None:
         signals = [build_signals(case_incident(case)) for case in cases]
-    embeddings = embed([s.embedding_text() for s in signals])
+    embeddings = embed_queries([s.embedding_text() for s in signals])
     evidence = [gather(sig, vec, index) for sig, vec in zip(signals, embeddings, strict=True)]
     return Prepared(index, cases, evidence)
 
@@ -211,7 +211,7 @@ def evaluate_suggestions(
     An abstention ("no confident suggestion") scores no hit whatever its best guess says;
     every candidate step is also validated before the provider's filter
     (:func:`~rca.suggestion.providers.step_ranking.audit_candidates`)."""
-    from rca.corpus.embeddings import embed
+    from rca.corpus.embeddings import embed_queries
     from rca.retrieval.hybrid import search
     from rca.suggestion.evidence import context_for, evidence_from_retrieved
     from rca.suggestion.providers import OfflineProvider, ProviderError
@@ -220,7 +220,7 @@ def evaluate_suggestions(
 
     incidents = [case_incident(case) for case in cases]
     signals: list[Signals] = [build_signals(incident) for incident in incidents]
-    embeddings = embed([s.embedding_text() for s in signals])
+    embeddings = embed_queries([s.embedding_text() for s in signals])
     provider = OfflineProvider()
     results = []
     for case, incident, sig, vector in zip(cases, incidents, signals, embeddings, strict=True):

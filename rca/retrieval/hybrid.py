@@ -259,7 +259,7 @@ def search(
 ) -> list[Retrieved]:
     """The ``k`` best runbooks for an incident's signals, best first, one item per runbook.
 
-    ``query_embedding`` is ``embed([signals.embedding_text()])[0]``; without it only BM25
+    ``query_embedding`` is ``embed_queries([signals.embedding_text()])[0]``; without it only BM25
     and the signal prior rank. ``demote``: slugs rejected for this incident (see
     :func:`rejected_slugs`), kept but ranked lower. ``index`` defaults to the stored corpus.
     Never empty while the corpus has an embedded chunk and an embedding is given: the
