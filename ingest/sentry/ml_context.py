@@ -49,9 +49,12 @@ _RESOURCE = {
 }
 
 
+_INFERENCE = {**_INFERENCE_TEXT, **_INFERENCE_INT}
+
+
 def _put(context: dict[str, Any], key: str, value: Any) -> None:
     """Set ``key`` once, from the first source that has a usable value for it."""
-    if key in context:
+    if value is None or key in context:  # most sources say nothing of most keys
         return
     if key in _INFERENCE_INT:
         if (found := count(value)) is not None:
@@ -64,7 +67,7 @@ def inference_context(contexts: JsonObject, tags: dict[str, str]) -> dict[str, A
     """``inference_context`` from contexts (inference, model, gpu) and then tags."""
     context: dict[str, Any] = {}
     inference = as_dict(contexts.get("inference"))
-    for key, aliases in {**_INFERENCE_TEXT, **_INFERENCE_INT}.items():
+    for key, aliases in _INFERENCE.items():
         _put(context, key, first(inference, aliases))
     model = as_dict(contexts.get("model"))
     for key, aliases in _MODEL_CONTEXT.items():
