@@ -11,6 +11,9 @@ case's class among the top k runbooks), the mean cosine margin between the first
 second runbook (what the calibrated fusion weighs against BM25), p50 / p95 ms per query
 embedding, passages per second, and RSS after loading and embedding.
 
+``--latency-only`` skips the corpora: query latency, load time and RSS only (a quick run for
+a quiet moment).
+
 Cases: ``tests/data/dev_cases.jsonl`` by default; a file of ``eval/realworld`` contributes
 its ``"split": "dev"`` lines only (its holdout is not for model choice).
 
@@ -114,7 +117,7 @@ def load_dev_cases(paths: list[Path]) -> list[dict[str, object]]:
     return cases
 
 
-def _measure(model: str, case_paths: list[Path]) -> dict[str, object]:
+def _measure(model: str, case_paths: list[Path], latency_only: bool) -> dict[str, object]:
     import numpy as np
     import psutil
 
@@ -138,8 +141,9 @@ def _measure(model: str, case_paths: list[Path]) -> dict[str, object]:
     queries = np.array(vectors)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     report: dict[str, object] = {"cases": len(cases), "load_s": round(load_s, 2)}
-    passages, passage_s = 0, 0.0
-    for name, directory in (("bundled", files.bundled_runbook_dir()), ("independent", INDEPENDENT)):
+    passages, passage_s = 0, 1e-9
+    corpora = (("bundled", files.bundled_runbook_dir()), ("independent", INDEPENDENT))
+    for name, directory in corpora[:0] if latency_only else corpora:
         runbooks = files.load_directory(directory)
         chunks = [(i, c.text) for i, rb in enumerate(runbooks) for c in files.chunk_runbook(rb)]
         start = time.perf_counter()
@@ -173,13 +177,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=Path, action="append", default=None)
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument(
+        "--latency-only", action="store_true", help="query latency and RSS, no corpus (quick)"
+    )
     parser.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
     options = parser.parse_args()
     case_paths = options.cases or [DEFAULT_CASES]
     if options.model:
         _setup()
         try:
-            print(json.dumps(_measure(options.model, case_paths)))
+            print(json.dumps(_measure(options.model, case_paths, options.latency_only)))
         except ImportError as exc:
             print(json.dumps({"missing": str(exc)}))
         return
@@ -188,6 +195,7 @@ def main() -> None:
     print(header + f"{'query ms p50/p95':>18}{'psg/s':>7}{'load s':>7}{'RSS MiB':>8}")
     for model in options.models.split(","):
         args = [sys.executable, __file__, "--model", model]
+        args += ["--latency-only"] if options.latency_only else []
         for path in case_paths:
             args += ["--cases", str(path)]
         out = subprocess.run(args, capture_output=True, text=True, check=False)
@@ -198,6 +206,13 @@ def main() -> None:
         report = json.loads(lines[-1])
         if "missing" in report:
             print(f"{model:<13}not installed: {report['missing']}")
+            continue
+        if options.latency_only:
+            print(
+                f"{model:<13}{'-':<12}{report['cases']:>4}{'':>29}"
+                f"{report['query_ms_p50']:>9.1f} / {report['query_ms_p95']:<6.1f}"
+                f"{'-':>7}{report['load_s']:>7}{report['rss_mib']:>8}"
+            )
             continue
         for corpus in ("bundled", "independent"):
             r = report[corpus]
