@@ -100,6 +100,9 @@ FACTS: dict[str, str] = {
         "the OOM's device is nearly full while this process reserved only a small share of it"
     ),
     "layer-pretrained": "the failing model or layer was loaded with pretrained weights",
+    "pretrained-weights-loaded": (
+        "the code or logs load trained weights (a checkpoint, state_dict or weights file)"
+    ),
     "library-version-mismatch": (
         "a line says a library was built with one version of another and found a different one"
     ),

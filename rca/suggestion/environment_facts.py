@@ -6,7 +6,8 @@ against which, which package versions are installed, and how the failing code ru
 fact has a name from :data:`rca.corpus.step_metadata.FACTS`; which steps it makes the fix
 (``fits``) or rules out (``unless``) is written in the runbooks. Nothing here knows a
 runbook, a package or a case: every pattern is the generic wording of a kind of line
-(pip's output, a loader's "built with X, found Y", a ``with torch.no_grad():`` frame).
+(pip's output, a loader's "built with X, found Y", a ``with torch.no_grad():`` frame, a
+``from_pretrained`` call or a weights file's name).
 """
 
 from __future__ import annotations
@@ -54,6 +55,20 @@ _NO_AUTOGRAD = linear(r"\b(?:no_grad|inference_mode)\s*\(|@torch\.(?:no_grad|inf
 #: "Capturing the model for CUDA graphs", "CUDA graph capture".
 _CUDA_GRAPHS = linear(
     r"\bcaptur\w*\b[^\n]{0,40}\bcuda ?graphs?\b|\bcuda ?graphs?\b[^\n]{0,20}\bcaptur",
+    ignore_case=True,
+)
+#: Code or log lines that load trained weights, in a library's usual words: a loader call or
+#: frame (``from_pretrained``, ``load_state_dict``, ``torch.load``, Keras ``load_weights`` /
+#: ``load_model``, ``safe_open``, a hub download), a loader's log ("Loading checkpoint
+#: shards", "loaded weights from", "not initialized from the model checkpoint"), or the name
+#: of a weights file (``.safetensors``, ``.ckpt``, ``.pth``, ``.pt``, ``.gguf``, ``.h5``).
+_LOADS_WEIGHTS = linear(
+    r"pretrained"
+    r"|\b(?:load_state_dict|load_weights|load_model|load_checkpoint|safe_open|hf_hub_download"
+    r"|snapshot_download)\w*"
+    r"|\btorch\.load\b|\bsafetensors\b|\bmodel checkpoint\b|\bcheckpoint shards\b"
+    r"|\bload(?:s|ed|ing)?\b[^\n]{0,60}?\b(?:checkpoints?|state[_ ]?dicts?|weights)\b"
+    r"|[\w-]\.(?:safetensors|ckpt|pth|pt|gguf|h5)\b|\bpytorch_model[\w.-]*\.bin\b",
     ignore_case=True,
 )
 #: Arguments an API says it rejects: ``unexpected keyword argument 'lr'``,
@@ -148,6 +163,8 @@ def environment_facts(texts: Sequence[str]) -> set[str]:
         facts.add("autograd-off-in-code")
     if any(_CUDA_GRAPHS.search(line) for line in lines):
         facts.add("cuda-graphs-captured")
+    if any(_LOADS_WEIGHTS.search(line) for line in lines):
+        facts.add("pretrained-weights-loaded")
     return facts
 
 
