@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import pstats
 import socket
 import sys
+import uuid
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,3 +38,33 @@ def redis_reachable() -> bool:
             return True
     except OSError:
         return False
+
+
+def bench_incident(i: int) -> dict[str, Any]:
+    """The incident every ingest bench posts: one failure, varied batch, service and file.
+
+    One definition, so bench/ingest.py, request_cpu.py and process_cpu.py measure the same
+    payload (their figures are compared with each other in the README)."""
+    batch = 1 + i % 64
+    message = f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
+    return {
+        "event_id": uuid.uuid4().hex,  # as SDKs send one
+        "service": f"svc-{i % 5}",
+        "error_type": "RuntimeError",
+        "message": message,
+        "stacktrace": (
+            "Traceback (most recent call last):\n"
+            f'  File "/srv/app/model_{i % 7}.py", line 41, in forward\n'
+            "    return self.head(x)\n"
+            f"RuntimeError: {message}"
+        ),
+        "logs": [f"ERROR step={i} trace_id=t{i} error_code=E_SHAPE"],
+        "inference_context": {"model_id": "ranker-v3", "batch_size": batch},
+    }
+
+
+def print_profile(prof: Any) -> None:
+    """Print a cProfile's top (BENCH_SORT, BENCH_TOP) the way every CPU bench does."""
+    stats = pstats.Stats(prof).strip_dirs()
+    stats.sort_stats(os.environ.get("BENCH_SORT", "tottime"))
+    stats.print_stats(int(os.environ.get("BENCH_TOP", "40")))

@@ -37,7 +37,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,27 +57,7 @@ WARM = 50  # incidents sent before timing each path: connections, caches
 
 
 def payloads(n: int) -> list[dict]:
-    out = []
-    for i in range(n):
-        batch = 1 + i % 64
-        message = f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
-        out.append(
-            {
-                "event_id": uuid.uuid4().hex,  # as SDKs send one
-                "service": f"svc-{i % 5}",
-                "error_type": "RuntimeError",
-                "message": message,
-                "stacktrace": (
-                    "Traceback (most recent call last):\n"
-                    f'  File "/srv/app/model_{i % 7}.py", line 41, in forward\n'
-                    "    return self.head(x)\n"
-                    f"RuntimeError: {message}"
-                ),
-                "logs": [f"ERROR step={i} trace_id=t{i} error_code=E_SHAPE"],
-                "inference_context": {"model_id": "ranker-v3", "batch_size": batch},
-            }
-        )
-    return out
+    return [_env.bench_incident(i) for i in range(n)]
 
 
 @dataclass

@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import cProfile
 import os
-import pstats
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("RCA_INGEST_INLINE", "0")
 os.environ.setdefault("RCA_RATE_LIMIT_PER_MINUTE", "6000000")
@@ -49,26 +46,6 @@ N = int(os.environ.get("BENCH_N", "1000"))
 BATCHES = [int(b) for b in os.environ.get("BENCH_BATCHES", "10,500").split(",")]
 PROFILE = os.environ.get("BENCH_PROFILE", "0") == "1"
 _TICK = os.sysconf("SC_CLK_TCK")
-
-
-def payload(i: int) -> dict[str, Any]:
-    """The incidents of bench/ingest.py: one failure, varied batch, service and file."""
-    batch = 1 + i % 64
-    message = f"mat1 and mat2 shapes cannot be multiplied ({batch}x256 and 512x10)"
-    return {
-        "event_id": uuid.uuid4().hex,
-        "service": f"svc-{i % 5}",
-        "error_type": "RuntimeError",
-        "message": message,
-        "stacktrace": (
-            "Traceback (most recent call last):\n"
-            f'  File "/srv/app/model_{i % 7}.py", line 41, in forward\n'
-            "    return self.head(x)\n"
-            f"RuntimeError: {message}"
-        ),
-        "logs": [f"ERROR step={i} trace_id=t{i} error_code=E_SHAPE"],
-        "inference_context": {"model_id": "ranker-v3", "batch_size": batch},
-    }
 
 
 def backend_cpu_s() -> float:
@@ -111,9 +88,7 @@ def run(name: str, fill: Callable[[int], None], batch: int) -> None:
         flush=True,
     )
     if prof:
-        stats = pstats.Stats(prof).strip_dirs()
-        stats.sort_stats(os.environ.get("BENCH_SORT", "tottime"))
-        stats.print_stats(int(os.environ.get("BENCH_TOP", "40")))
+        _env.print_profile(prof)
 
 
 def main() -> None:
@@ -129,7 +104,7 @@ def main() -> None:
 
     def single(n: int) -> None:
         for i in range(n):
-            body = json.dumps(payload(i)).encode()
+            body = json.dumps(_env.bench_incident(i)).encode()
             response = client.post(
                 "/api/v1/incidents", body, content_type="application/json", **bearer
             )
@@ -139,7 +114,7 @@ def main() -> None:
         for i in range(n):
             response = client.post(
                 f"/api/{project.pk}/envelope/",
-                sentry_envelopes.envelope_body(payload(i)),
+                sentry_envelopes.envelope_body(_env.bench_incident(i)),
                 content_type="application/x-sentry-envelope",
                 **sentry,
             )

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import cProfile
 import os
-import pstats
 import time
 import uuid
 from collections.abc import Callable
@@ -78,9 +77,7 @@ def run(name: str, send: Callable[[int], int], expected: int) -> None:
     ms = (time.process_time() - start) * 1000 / N
     print(f"{name:10s} {ms:.3f} ms CPU per request{' (profiled)' if prof else ''}")
     if prof:
-        stats = pstats.Stats(prof).strip_dirs()
-        stats.sort_stats(os.environ.get("BENCH_SORT", "tottime"))
-        stats.print_stats(int(os.environ.get("BENCH_TOP", "40")))
+        _env.print_profile(prof)
 
 
 def main() -> None:
