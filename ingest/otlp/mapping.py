@@ -145,7 +145,8 @@ def _incident(
         "service": _text(resource.get("service.name"))[:200] or "unknown",
         "environment": _text(env)[:100],
         "error_type": error_type,
-        "message": message[:65_536] or error_type or "exception",
+        # the first that says something: whitespace alone is no message (the schema refuses it)
+        "message": next(t for t in (message[:65_536], error_type, "exception") if t.strip()),
         "tags": _tags(resource, {**ids, **{k: v for k, v in extra.items() if v}, **own}),
         "event_id": _event_id(ids, when, error_type, message[:1000], stacktrace[:1000]),
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ingest.otlp import mapping
@@ -43,6 +43,13 @@ logs_request = st.fixed_dictionaries(
 
 @settings(max_examples=300, deadline=None)
 @given(logs_request)
+@example(  # found by Hypothesis in CI: a whitespace-only message and no exception type
+    {"resourceLogs": [{"resource": {"attributes": []}, "scopeLogs": [{"logRecords": [
+        {"attributes": [{"key": "exception.message", "value": {"stringValue": " \u2028"}}]},
+        {"attributes": [{"key": "exception.type", "value": {"stringValue": "\t"}}],
+         "body": {"stringValue": "\n"}},
+    ]}]}]}
+)  # fmt: skip
 def test_any_logs_request_maps_to_valid_incidents_or_none(request):
     found = mapping.find_incidents("logs", request)
     for incident in found.incidents:
