@@ -19,9 +19,7 @@ from __future__ import annotations
 import cProfile
 import os
 import time
-import uuid
 from collections.abc import Callable
-from typing import Any
 
 os.environ.setdefault("RCA_INGEST_INLINE", "0")
 os.environ.setdefault("RCA_RATE_LIMIT_PER_MINUTE", "6000000")
@@ -47,21 +45,6 @@ if os.environ.get("BENCH_COMMITTER", "0") == "1":
 PROFILE = os.environ.get("BENCH_PROFILE", "0") == "1"
 
 
-def incident() -> dict[str, Any]:
-    message = "mat1 and mat2 shapes cannot be multiplied (8x256 and 512x10)"
-    return {
-        "event_id": uuid.uuid4().hex,
-        "service": "svc-1",
-        "error_type": "RuntimeError",
-        "message": message,
-        "stacktrace": "Traceback (most recent call last):\n"
-        '  File "/srv/app/model_1.py", line 41, in forward\n'
-        f"    return self.head(x)\nRuntimeError: {message}",
-        "logs": ["ERROR step=1 trace_id=t1 error_code=E_SHAPE"],
-        "inference_context": {"model_id": "ranker-v3", "batch_size": 8},
-    }
-
-
 def run(name: str, send: Callable[[int], int], expected: int) -> None:
     for i in range(N, N + 20):  # warm (connections, caches) on items the timed run never sends
         send(i)
@@ -84,8 +67,8 @@ def main() -> None:
     project, _ = Project.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
     _, key = create_key(project, "request-cpu")
     client = Client()
-    bodies = [json.dumps(incident()).encode() for _ in range(N + 20)]
-    envelopes = [sentry_envelopes.envelope_body(incident()) for _ in range(N + 20)]
+    bodies = [json.dumps(_env.bench_incident(i)).encode() for i in range(N + 20)]
+    envelopes = [sentry_envelopes.envelope_body(_env.bench_incident(i)) for i in range(N + 20)]
     sentry = {
         "HTTP_CONTENT_ENCODING": "gzip",
         "HTTP_USER_AGENT": f"sentry.python/{sentry_envelopes.SDK['version']}",
