@@ -234,7 +234,10 @@ def test_a_signed_body_changed_in_transit_is_401(client, slack, posted):
     assert nothing_decided(suggestion)
 
 
-@pytest.mark.parametrize("skew", [-301, 301, -86400])
+# Well clear of the 300 s edge: the request is stamped from a truncated clock and checked a
+# moment later, so 301 s ahead could be 300 s ahead by then (CI saw exactly that). The edge
+# itself is covered exactly, with a fixed clock, in tests/unit/test_slack_signature.py.
+@pytest.mark.parametrize("skew", [-360, 360, -86400])
 def test_a_stale_timestamp_is_400_even_when_signed(client, slack, posted, skew):
     suggestion, message = posted
     body = form(
