@@ -19,8 +19,10 @@ REALWORLD_DIR = Path(__file__).resolve().parents[2] / "eval" / "realworld"
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 BOTH_FILES = ("cases-a.jsonl", "cases-b.jsonl")
 SECOND_HOLDOUT = "cases-c.jsonl"
-SPLITS = {"dev", "holdout", "holdout2"}
-# Framework groups of issue 16; the second holdout covers each of them.
+THIRD_HOLDOUT = "cases-f.jsonl"
+FRESH_HOLDOUTS = {"holdout2", "holdout3"}
+SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
+# Framework groups of issue 16; the second and third holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -148,7 +150,7 @@ def test_no_thread_of_the_development_cases_is_reused():
 def test_every_framework_has_dev_and_holdout_cases():
     splits: dict[str, set[str]] = defaultdict(set)
     for _, _, case in CASES:
-        if case["split"] != "holdout2":
+        if case["split"] not in FRESH_HOLDOUTS:
             splits[case["framework"]].add(case["split"])
     lacking = {fw: sorted(s) for fw, s in splits.items() if s != {"dev", "holdout"}}
     assert not lacking, f"frameworks without both splits: {lacking}"
@@ -166,5 +168,21 @@ def test_the_second_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != SECOND_HOLDOUT and c["split"] == "holdout2"]
     assert not elsewhere, f"holdout2 lines outside {SECOND_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in second) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 2}
+    assert not thin, f"framework groups with fewer than 2 cases: {thin}"
+
+
+def test_the_third_holdout_is_its_own_file_and_covers_every_group():
+    """cases-f.jsonl is a third fresh holdout (issue 16), built like cases-c: only
+    `holdout3` lines, `rf` ids, and `holdout3` appears nowhere else."""
+    if not (REALWORLD_DIR / THIRD_HOLDOUT).exists():
+        pytest.skip(f"{THIRD_HOLDOUT} not present")
+    third = [case for name, _, case in CASES if name == THIRD_HOLDOUT]
+    assert len(third) >= 30
+    assert all(case["split"] == "holdout3" for case in third)
+    assert all(case["id"].startswith("rf") for case in third)
+    elsewhere = [c["id"] for n, _, c in CASES if n != THIRD_HOLDOUT and c["split"] == "holdout3"]
+    assert not elsewhere, f"holdout3 lines outside {THIRD_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in third) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 2}
     assert not thin, f"framework groups with fewer than 2 cases: {thin}"
