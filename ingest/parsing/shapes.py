@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, TypedDict
 
+from ingest.linear_regex import LinearMatch, LinearPattern
 from ingest.linear_regex import compile as linear
 
 MAX_DIFFS = 32
@@ -104,34 +105,66 @@ def _extractor(func: _Extractor) -> _Extractor:
     return func
 
 
+def _form(needle: str, pattern: str) -> tuple[str, LinearPattern]:
+    """A message form: a literal every match of `pattern` contains, and the pattern.
+
+    The literal is tested first (a substring test costs ~50 ns, an RE2 call ~1.5 us, and
+    most messages state none of these forms): the pattern is case-sensitive and holds the
+    literal verbatim, so a text without it has no match and skipping the call changes
+    nothing (tests/unit/test_parsing_shapes.py checks it against running every pattern).
+    """
+    if needle not in pattern.replace("\\", ""):
+        raise ValueError(f"{needle!r} is not written out in {pattern!r}")
+    return needle, linear(pattern)
+
+
+def _matches(form: tuple[str, LinearPattern], message: str) -> Iterator[LinearMatch]:
+    needle, pattern = form
+    return pattern.finditer(message) if needle in message else iter(())
+
+
+_MATMUL_TORCH = _form(
+    "mat1 and mat2 shapes cannot be multiplied (",
+    rf"mat1 and mat2 shapes cannot be multiplied \(({_INT})x({_INT}) and ({_INT})x({_INT})\)",
+)
+_MATMUL_TF = _form(
+    "Matrix size-incompatible: In[0]: [",
+    r"Matrix size-incompatible: In\[0\]: \[([\d,\s]+)\], In\[1\]: \[(\d+)\s*,[\d\s]+\]",
+)
+
+
 @_extractor
 def _matmul(message: str) -> Iterator[ShapeDiff | None]:
     # PyTorch: mat1 is the input, mat2 the (transposed) weight whose rows are K.
-    for m in linear(
-        rf"mat1 and mat2 shapes cannot be multiplied \(({_INT})x({_INT}) and ({_INT})x({_INT})\)"
-    ).finditer(message):
+    for m in _matches(_MATMUL_TORCH, message):
         yield _diff("matmul", [None, m[3]], [m[1], m[2]])
     # TensorFlow: Matrix size-incompatible: In[0]: [32,100], In[1]: [200,10]
-    for m in linear(
-        r"Matrix size-incompatible: In\[0\]: \[([\d,\s]+)\], In\[1\]: \[(\d+)\s*,[\d\s]+\]"
-    ).finditer(message):
+    for m in _matches(_MATMUL_TF, message):
         yield _diff("matmul", [None, m[2]], m[1])
+
+
+_STATE_DICT = _form(
+    "size mismatch for ",
+    r"size mismatch for ([^\s:]+): copying a param with shape (?:torch\.Size\()?\[([^\]]*)\]\)?"
+    r" from checkpoint, the shape in current model is (?:torch\.Size\()?\[([^\]]*)\]",
+)
 
 
 @_extractor
 def _state_dict(message: str) -> Iterator[ShapeDiff | None]:
-    for m in linear(
-        r"size mismatch for ([^\s:]+): copying a param with shape (?:torch\.Size\()?\[([^\]]*)\]\)?"
-        r" from checkpoint, the shape in current model is (?:torch\.Size\()?\[([^\]]*)\]"
-    ).finditer(message):
+    for m in _matches(_STATE_DICT, message):
         yield _diff("load_state_dict", m[3], m[2], tensor=m[1])
+
+
+_CONV = _form(
+    "expected input[",
+    rf"expected input\[([\d,\s]+)\] to have ({_INT}) channels, but got ({_INT}) channels",
+)
 
 
 @_extractor
 def _conv(message: str) -> Iterator[ShapeDiff | None]:
-    for m in linear(
-        rf"expected input\[([\d,\s]+)\] to have ({_INT}) channels, but got ({_INT}) channels"
-    ).finditer(message):
+    for m in _matches(_CONV, message):
         actual = parse_dims(m[1])
         if not actual:
             continue
@@ -145,77 +178,111 @@ def _conv(message: str) -> Iterator[ShapeDiff | None]:
         yield _diff("conv", expected, actual, tensor="input")
 
 
+_BROADCAST_TORCH = _form(
+    "size of tensor a (",
+    rf"size of tensor a \(({_INT})\) must match the size of tensor b \(({_INT})\)",
+)
+_BROADCAST_TF = _form(
+    "Incompatible shapes: [", r"Incompatible shapes: \[([^\]]*)\] vs\. \[([^\]]*)\]"
+)
+
+
 @_extractor
 def _broadcast(message: str) -> Iterator[ShapeDiff | None]:
-    for m in linear(
-        rf"size of tensor a \(({_INT})\) must match the size of tensor b \(({_INT})\)"
-    ).finditer(message):
+    for m in _matches(_BROADCAST_TORCH, message):
         yield _diff("broadcast", [m[2]], [m[1]])
-    for m in linear(r"Incompatible shapes: \[([^\]]*)\] vs\. \[([^\]]*)\]").finditer(message):
+    for m in _matches(_BROADCAST_TF, message):
         yield _diff("broadcast", m[2], m[1])
+
+
+_KERAS_SHAPE = _form(
+    "expected shape=(",
+    r"(?:layer \"?(?P<layer>[\w./-]+)\"? is incompatible with the layer: )?"
+    r"expected shape=\((?P<expected>[^)]*)\), found shape=\((?P<actual>[^)]*)\)",
+)
+_KERAS_CONSTRUCTED = _form(
+    "constructed with shape (",
+    r"constructed with shape \((?P<expected>[^)]*)\) for input (?P<spec>.*?), but it was "
+    r"called on an input with incompatible shape \((?P<actual>[^)]*)\)",
+)
+_KERAS_NAME = linear(r"name='([^']+)'")
+_KERAS_NDIM = _form(
+    "Full shape received: (",
+    r"(?:layer \"?(?P<layer>[\w./-]+)\"? is incompatible with the layer: ?:? )?"
+    r"expected (?:min_|max_)?ndim=(?P<want>\d{1,2}), found ndim=(?P<got>\d{1,2})\. "
+    r"Full shape received: \((?P<actual>[^)]*)\)",
+)
 
 
 @_extractor
 def _keras_input(message: str) -> Iterator[ShapeDiff | None]:
-    for m in linear(
-        r"(?:layer \"?(?P<layer>[\w./-]+)\"? is incompatible with the layer: )?"
-        r"expected shape=\((?P<expected>[^)]*)\), found shape=\((?P<actual>[^)]*)\)"
-    ).finditer(message):
+    for m in _matches(_KERAS_SHAPE, message):
         yield _diff("input", m["expected"], m["actual"], tensor=m["layer"])
-    for m in linear(
-        r"constructed with shape \((?P<expected>[^)]*)\) for input (?P<spec>.*?), but it was "
-        r"called on an input with incompatible shape \((?P<actual>[^)]*)\)"
-    ).finditer(message):
-        name = linear(r"name='([^']+)'").search(str(m["spec"]))
+    for m in _matches(_KERAS_CONSTRUCTED, message):
+        name = _KERAS_NAME.search(str(m["spec"]))
         yield _diff("input", m["expected"], m["actual"], tensor=name[1] if name else None)
-    for m in linear(
-        r"(?:layer \"?(?P<layer>[\w./-]+)\"? is incompatible with the layer: ?:? )?"
-        r"expected (?:min_|max_)?ndim=(?P<want>\d{1,2}), found ndim=(?P<got>\d{1,2})\. "
-        r"Full shape received: \((?P<actual>[^)]*)\)"
-    ).finditer(message):
+    for m in _matches(_KERAS_NDIM, message):
         yield _diff("input", [None] * int(m["want"]), m["actual"], tensor=m["layer"])
+
+
+_SEQUENCE_TOKENIZER = _form(
+    "maximum sequence length for this model (",
+    rf"sequence length is longer than the specified maximum sequence length for this model"
+    rf" \(({_INT}) > ({_INT})\)",
+)
+_SEQUENCE_CONTEXT = _form(
+    "maximum context length is ",
+    rf"maximum context length is ({_INT}) tokens\. However, you requested ({_INT}) tokens",
+)
+_SEQUENCE_MAX_LENGTH = _form(
+    "Input length of input_ids is ",
+    rf"Input length of input_ids is ({_INT}), but `max_length` is set to ({_INT})",
+)
+_SEQUENCE_KV_CACHE = _form(
+    "max seq len (",
+    rf"max seq len \(({_INT})\) is larger than the maximum number of tokens that can be"
+    rf" stored in KV cache \(({_INT})\)",
+)
 
 
 @_extractor
 def _sequence_length(message: str) -> Iterator[ShapeDiff | None]:
     # transformers tokenizer warning: "... maximum sequence length for this model (2545 > 512)"
-    for m in linear(
-        rf"sequence length is longer than the specified maximum sequence length for this model"
-        rf" \(({_INT}) > ({_INT})\)"
-    ).finditer(message):
+    for m in _matches(_SEQUENCE_TOKENIZER, message):
         yield _diff("sequence_length", [m[2]], [m[1]], tensor="input_ids")
     # OpenAI-compatible servers (vLLM, OpenAI): context window exceeded.
-    for m in linear(
-        rf"maximum context length is ({_INT}) tokens\. However, you requested ({_INT}) tokens"
-    ).finditer(message):
+    for m in _matches(_SEQUENCE_CONTEXT, message):
         yield _diff("sequence_length", [m[1]], [m[2]], tensor="input_ids")
-    for m in linear(
-        rf"Input length of input_ids is ({_INT}), but `max_length` is set to ({_INT})"
-    ).finditer(message):
+    for m in _matches(_SEQUENCE_MAX_LENGTH, message):
         yield _diff("sequence_length", [m[2]], [m[1]], tensor="input_ids")
     # vLLM: max_model_len larger than what the KV cache can hold.
-    for m in linear(
-        rf"max seq len \(({_INT})\) is larger than the maximum number of tokens that can be"
-        rf" stored in KV cache \(({_INT})\)"
-    ).finditer(message):
+    for m in _matches(_SEQUENCE_KV_CACHE, message):
         yield _diff("kv_cache", [m[2]], [m[1]], tensor="max_model_len")
+
+
+_BATCH = _form(
+    "Expected input batch_size (",
+    rf"Expected input batch_size \(({_INT})\) to match target batch_size \(({_INT})\)",
+)
 
 
 @_extractor
 def _batch(message: str) -> Iterator[ShapeDiff | None]:
-    for m in linear(
-        rf"Expected input batch_size \(({_INT})\) to match target batch_size \(({_INT})\)"
-    ).finditer(message):
+    for m in _matches(_BATCH, message):
         yield _diff("batch", [m[2]], [m[1]], tensor="input")
+
+
+_ONNXRUNTIME = _form(
+    "invalid dimensions for input: ",
+    rf"invalid dimensions for input: (\S+) for the following indices\s+index: (\d{{1,2}})"
+    rf"\s+Got: ({_INT})\s+Expected: ({_INT})",
+)
 
 
 @_extractor
 def _onnxruntime(message: str) -> Iterator[ShapeDiff | None]:
     # "Got invalid dimensions for input: x for the following indices index: 1 Got: 3 Expected: 1"
-    for m in linear(
-        rf"invalid dimensions for input: (\S+) for the following indices\s+index: (\d{{1,2}})"
-        rf"\s+Got: ({_INT})\s+Expected: ({_INT})"
-    ).finditer(message):
+    for m in _matches(_ONNXRUNTIME, message):
         padding: list[int | None] = [None] * int(m[2])
         yield _diff("input", [*padding, m[4]], [*padding, m[3]], tensor=m[1])
 

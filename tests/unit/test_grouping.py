@@ -190,3 +190,83 @@ def test_any_input_fingerprints_without_raising(error_type, message, trace):
 def test_odd_frames_and_explicit_values_fingerprint_without_raising(frames, explicit):
     assert len(fingerprint("E", frames, "m", explicit=explicit)) == 64
     assert isinstance(culprit(frames), str)
+
+
+def _normalise_every_pass(message: str) -> str:
+    """normalise_message as it was written first: every pattern over every message."""
+    from ingest.grouping import _NORMALISERS, _SPACES
+
+    text = message[:2000]
+    for pattern, replacement, _needles, _folded in _NORMALISERS:
+        text = pattern.sub(replacement, text)
+    return _SPACES.sub(" ", text).strip()[:500]
+
+
+# Pieces of the forms the normalisers look for, the literals they are skipped without,
+# and the characters RE2 folds from outside ASCII (K, ſ) or Python lowercases oddly (İ).
+_MESSAGE_PIECES = st.sampled_from(
+    [
+        "torch.Size([2, 3])",
+        "TensorShape([None, 4])",
+        "Size([",
+        "0x1F",
+        "0X",
+        "12 MiB",
+        "3.5 GB",
+        "bytes",
+        "cuda:0",
+        "GPU: 1",
+        "rank:3",
+        "C:\\x\\y.py",
+        "/srv/app/m.py",
+        "./a/b",
+        "~/x/y/",
+        "(4 x 5)",
+        "4x5x6",
+        "[1, -2, None]",
+        "(None, 3,)",
+        "float16",
+        "torch.bfloat16",
+        "FP8",
+        "uint8",
+        "complex64",
+        "half",
+        "double",
+        "INT32",
+        "deadbeef12",
+        "a1b2c3",
+        "123e4567-e89b-12d3-a456-426614174000",
+        "1.2.3",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\x0b",
+        "\x1c",
+        "\x85",
+        "\u00a0",
+        "\u2028",
+        "é",
+        "İnt",
+        "ınt",
+        "\u212a",
+        "ſ",
+        "\ud800",
+        ":",
+        "x",
+        ",",
+        "[",
+        "(",
+        ")",
+        "]",
+        "-",
+        "B",
+    ]
+)
+_MESSAGES = st.lists(_MESSAGE_PIECES | st.text(max_size=8), max_size=24).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_MESSAGES)
+def test_skipping_passes_whose_literals_are_absent_changes_no_normalised_message(message):
+    assert normalise_message(message) == _normalise_every_pass(message)

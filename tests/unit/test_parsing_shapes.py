@@ -205,3 +205,46 @@ json_values = st.recursive(
 def test_any_client_value_normalises_without_raising(value):
     for diff in normalise_shape_diff(value):
         assert 0.0 <= incompatibility(diff) <= 1.0
+
+
+# One message of each form the extractors read, and pieces of them to splice.
+_FORM_MESSAGES = [
+    "mat1 and mat2 shapes cannot be multiplied (4x256 and 512x10)",
+    "Matrix size-incompatible: In[0]: [32,100], In[1]: [200,10]",
+    "size mismatch for fc.weight: copying a param with shape torch.Size([10, 512]) from "
+    "checkpoint, the shape in current model is torch.Size([12, 512])",
+    "expected input[4, 1, 28, 28] to have 3 channels, but got 1 channels",
+    "size of tensor a (3) must match the size of tensor b (4)",
+    "Incompatible shapes: [2,3] vs. [2,4]",
+    'layer "dense" is incompatible with the layer: expected shape=(None, 784), found '
+    "shape=(None, 28, 28)",
+    "constructed with shape (None, 10) for input KerasTensor(name='x'), but it was called "
+    "on an input with incompatible shape (None, 12)",
+    'Input 0 of layer "conv" is incompatible with the layer: expected min_ndim=4, found '
+    "ndim=3. Full shape received: (None, 28, 28)",
+    "Token indices sequence length is longer than the specified maximum sequence length "
+    "for this model (2545 > 512)",
+    "maximum context length is 4096 tokens. However, you requested 5000 tokens",
+    "Input length of input_ids is 600, but `max_length` is set to 512",
+    "max seq len (8192) is larger than the maximum number of tokens that can be stored in "
+    "KV cache (4096)",
+    "Expected input batch_size (32) to match target batch_size (16)",
+    "Got invalid dimensions for input: x for the following indices index: 1 Got: 3 Expected: 1",
+]
+_FORM_PIECES = st.sampled_from(_FORM_MESSAGES).flatmap(
+    lambda text: st.tuples(st.integers(0, len(text)), st.integers(0, len(text))).map(
+        lambda cut: text[min(cut) : max(cut)]
+    )
+) | st.sampled_from([*_FORM_MESSAGES, "12", "3", "x", ", ", ")", "]", "\ud800", "é"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_FORM_PIECES | st.text(max_size=6), max_size=12).map("".join))
+def test_skipping_forms_whose_literal_is_absent_extracts_the_same_diffs(message):
+    from unittest import mock
+
+    from ingest.parsing import shapes
+
+    expected = extract_shape_diff(message)
+    with mock.patch.object(shapes, "_matches", lambda form, text: form[1].finditer(text)):
+        assert extract_shape_diff(message) == expected
