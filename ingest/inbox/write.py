@@ -31,6 +31,7 @@ from typing import Any, NamedTuple, cast
 
 import psycopg
 from django.db import ProgrammingError, connection
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ingest.inbox.committer import Committer
 from ingest.inbox.records import Record, payload_text
@@ -80,8 +81,8 @@ _committer: Committer | None = None
 
 
 def enable_group_commit() -> None:
-    """Write through one committer thread in this process (`committer.py`): concurrent
-    requests share an INSERT, its round trip and its WAL flush."""
+    """Write through this process's group committer (`committer.py`): concurrent requests
+    share an INSERT, its round trip and its WAL flush."""
     global _committer
     _committer = Committer(_insert, wake)
 
@@ -119,20 +120,22 @@ def document(records: Sequence[Record]) -> str:
     return f"[{','.join(rows)}]"
 
 
-def _insert(records: Sequence[Record]) -> list[tuple[int, int, str]]:
-    """The one statement, on this thread's connection, prepared once per connection:
-    PostgreSQL plans it once, not per request (Django's cursors bind client-side, and
-    psycopg prepares nothing for them)."""
+def _insert(
+    records: Sequence[Record], conn: BaseDatabaseWrapper = connection
+) -> list[tuple[int, int, str]]:
+    """The one statement, on `conn` (this thread's connection unless the committer passes
+    its own), prepared once per connection: PostgreSQL plans it once, not per request
+    (Django's cursors bind client-side, and psycopg prepares nothing for them)."""
     rows = document(records)
-    with connection.cursor() as cursor:
-        raw = connection.connection
+    with conn.cursor() as cursor:
+        raw = conn.connection
         if raw not in _prepared_on:
             cursor.execute(_PREPARE)
             _prepared_on.add(raw)
         try:
             cursor.execute(_EXECUTE, [rows])
         except ProgrammingError as exc:  # deallocated behind our back (DISCARD ALL)
-            if connection.in_atomic_block or not _is_unknown_statement(exc):
+            if conn.in_atomic_block or not _is_unknown_statement(exc):
                 raise
             cursor.execute(_PREPARE)
             cursor.execute(_EXECUTE, [rows])
@@ -143,7 +146,7 @@ def _is_unknown_statement(exc: BaseException) -> bool:
     return isinstance(exc.__cause__, psycopg.errors.InvalidSqlStatementName)
 
 
-def wake() -> None:
+def wake(conn: BaseDatabaseWrapper = connection) -> None:
     """NOTIFY the processor, unless this process did less than WAKE_EVERY seconds ago."""
     global _last_wake
     now = time.monotonic()
@@ -151,7 +154,7 @@ def wake() -> None:
         if now - _last_wake < WAKE_EVERY:
             return
         _last_wake = now
-    with connection.cursor() as cursor:
+    with conn.cursor() as cursor:
         cursor.execute("SELECT pg_notify(%s, '')", [CHANNEL])
 
 

@@ -26,11 +26,11 @@ class CountingInsert:
         self.gate = threading.Event()
         self.entered = threading.Event()
 
-    def __call__(self, records):
+    def __call__(self, records, conn):
         self.entered.set()
         self.gate.wait(30)  # lets the requests queue up behind the first statement
         self.sizes.append(len(records))
-        return inbox_write._insert(records)
+        return inbox_write._insert(records, conn)
 
 
 @pytest.fixture
