@@ -7,11 +7,11 @@ Prints ms of CPU per request for each; with BENCH_PROFILE=1 also a cProfile of e
 (sorted by BENCH_SORT, default tottime; top BENCH_TOP rows). Figures only: the machine is
 shared, read the load average printed with them.
 
-BENCH_COMMITTER=1 writes through the group committer thread, as gunicorn workers do
-(`webapp/gunicorn_conf.py`): the request thread then runs no query of its own (no
-per-request connection health check, no insert), and the committer's CPU is in the
-process's figure. Without it (the default, as before) each request inserts on its own
-connection and pays Django's health check, a round trip more than in production.
+BENCH_COMMITTER=1 writes through the group committer, as gunicorn workers do
+(`webapp/gunicorn_conf.py`): the insert then runs on the process's committing connection,
+not the request's (no per-request connection health check). Without it (the default, as
+before) each request inserts on its own connection and pays Django's health check, a
+round trip more than in production.
 """
 
 from __future__ import annotations

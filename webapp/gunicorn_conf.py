@@ -8,7 +8,7 @@ from typing import Any
 
 def post_worker_init(worker: Any) -> None:
     """Each worker keeps its cache of live keys warm, for ingest during a database outage,
-    and writes the inbox through one committer thread (group commit: ingest/inbox/committer.py)."""
+    and writes the inbox with group commit (ingest/inbox/committer.py)."""
     from ingest.inbox.write import enable_group_commit
     from ingest.keys import keep_warm
 
