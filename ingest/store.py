@@ -26,7 +26,7 @@ from ingest.bulk_insert import insert_rows
 from ingest.derive import Derived, derive
 from ingest.event_ids import normalise_event_id
 from ingest.models import Incident, Issue, Project
-from ingest.scrubbing import scrub
+from ingest.scrubbing import scrub, scrub_parsed
 from ingest.signals import incidents_stored
 from ingest.storable import storable
 
@@ -69,10 +69,13 @@ def client_event_id(payload: dict[str, Any], idempotency_key: str | None) -> str
     return str(normalise_event_id(str(client_id)))[:64] if client_id else None
 
 
-def _prepare(payload: dict[str, Any], idempotency_key: str | None) -> _Prepared:
+def _prepare(payload: dict[str, Any], idempotency_key: str | None, text: str | None) -> _Prepared:
     client_id = client_event_id(payload, idempotency_key)
     payload = storable(payload)
-    clean = scrub(payload) if settings.RCA_SCRUB else payload
+    if not settings.RCA_SCRUB:
+        clean = payload
+    else:
+        clean = scrub(payload) if text is None else scrub_parsed(payload, text)
     return _Prepared(
         event_id=client_id or uuid.uuid4().hex,
         from_client=bool(client_id),
@@ -240,10 +243,19 @@ def store_incidents(
     *,
     source: str = "api",
     idempotency_keys: Sequence[str | None] | None = None,
+    texts: Sequence[str | None] | None = None,
 ) -> list[Stored]:
-    """Persist validated payloads (snake_case dicts), in order; see the module docstring."""
+    """Persist validated payloads (snake_case dicts), in order; see the module docstring.
+
+    `texts`: the JSON document each payload was read from, when the caller has it (the
+    inbox processor): scrubbing then skips the payloads whose text shows nothing to scrub
+    (`ingest.scrubbing.scrub_parsed`)."""
     keys = idempotency_keys or [None] * len(payloads)
-    prepared = [_prepare(payload, key) for payload, key in zip(payloads, keys, strict=True)]
+    sources = texts or [None] * len(payloads)
+    prepared = [
+        _prepare(payload, key, text)
+        for payload, key, text in zip(payloads, keys, sources, strict=True)
+    ]
     try:
         stored = _store_prepared(project, prepared, source)
     except IntegrityError:

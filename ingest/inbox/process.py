@@ -55,6 +55,7 @@ class _Row:
     source: str
     event_id: str
     payload: dict[str, Any]
+    text: str | None  # the payload's JSON document as the database returned it
 
 
 def _claim(limit: int, only: Sequence[int] | None, newest_first: bool = False) -> list[_Row]:
@@ -67,7 +68,9 @@ def _claim(limit: int, only: Sequence[int] | None, newest_first: bool = False) -
         rows = cursor.fetchall()
     # Django's psycopg backend hands jsonb over as text (JSONField parses it itself).
     return [
-        _Row(i, p, s, e, json.loads(payload) if isinstance(payload, str) else payload)
+        _Row(i, p, s, e, json.loads(payload), payload)
+        if isinstance(payload, str)
+        else _Row(i, p, s, e, payload, None)
         for i, p, s, e, payload in rows
     ]
 
@@ -92,6 +95,7 @@ def _store(rows: list[_Row], projects: dict[int, Project]) -> None:
             [row.payload for row in group],
             source=source,
             idempotency_keys=[row.event_id for row in group],
+            texts=[row.text for row in group],
         )
 
 

@@ -31,7 +31,14 @@ NAME_FIELDS = frozenset(
     {"error_type", "type", "filename", "abs_path", "function", "raw_function", "module"}
 )
 
-__all__ = ["is_secret_key", "scrub", "scrub_name", "scrub_text", "scrub_with_count"]
+__all__ = [
+    "is_secret_key",
+    "scrub",
+    "scrub_name",
+    "scrub_parsed",
+    "scrub_text",
+    "scrub_with_count",
+]
 
 
 class _Tally:
@@ -121,3 +128,54 @@ def scrub_with_count(value: Any) -> tuple[Any, int]:
 def scrub(value: Any) -> Any:
     """Return a copy of ``value`` with every secret we recognise replaced by a marker."""
     return scrub_with_count(value)[0]
+
+
+# Secret names whose words hold no trigger: ``pass_phrase`` (``pass``, ``phrase``).
+_NAME_WITHOUT_TRIGGER = "phrase"
+
+
+def _finds_nothing_in(text: str) -> bool:
+    """True when no string of the JSON document `text`, and no key, has anything to scrub.
+
+    In ASCII JSON without ``\\u`` or ``\\/`` escapes, every string (key or value) appears
+    in the text as it is, but for escaped quotes, backslashes and control characters,
+    which no trigger holds: a trigger in any of them is a trigger in the text. Without
+    one, ``_apply`` returns every string unchanged (its first test), and no key is a
+    secret name: each name ``secret_name`` knows holds a trigger word (password, pwd,
+    secret, token, key, authorization, cookie) or ``phrase`` (``pass_phrase``).
+    ASCII keeps case folding plain: RE2 matches ``K`` (Kelvin) as ``k``.
+    """
+    return (
+        text.isascii()
+        and "\\u" not in text
+        and "\\/" not in text
+        and PREFILTER.search(text) is None
+        and _NAME_WITHOUT_TRIGGER not in text.lower()
+    )
+
+
+def _within_depth(value: Any, text: str) -> bool:
+    """True when no container of `value` sits at MAX_DEPTH or deeper (no ``too_deep``)."""
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        return True  # fewer openers than levels: two C-speed counts, most documents
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH):
+        level = [
+            item
+            for container in level
+            for item in (container.values() if isinstance(container, dict) else container)
+            if isinstance(item, (dict, list, tuple))
+        ]
+        if not level:
+            return True
+    return False
+
+
+def scrub_parsed(value: Any, text: str) -> Any:
+    """``scrub(value)`` for a value read from the JSON document ``text`` (or ``storable`` of
+    it, which turns no string into one with a trigger): ``value`` itself, not a copy, when
+    the text shows nothing to scrub; the inbox processor has each payload's text, and
+    most incidents hold no secret, so their walk of every string is skipped."""
+    if _finds_nothing_in(text) and _within_depth(value, text):
+        return value
+    return scrub(value)
