@@ -111,6 +111,11 @@ FACTS: dict[str, str] = {
     ),
     "autograd-off-in-code": "the failing code already runs under torch.no_grad / inference_mode",
     "cuda-graphs-captured": "the logs show CUDA graphs being captured",
+    "gpu-support-not-built": (
+        "the installed build has no GPU support (it says so, or lists only CPU providers)"
+    ),
+    "warning-only": "the message is a warning and no line of the incident shows an error",
+    "error-raised": "the message is an error: an exception, a traceback or an error log line",
 }
 
 #: The frameworks ``api`` may name: those :mod:`rca.suggestion.incident_setting` detects.

@@ -71,6 +71,38 @@ _LOADS_WEIGHTS = linear(
     r"|[\w-]\.(?:safetensors|ckpt|pth|pt|gguf|h5)\b|\bpytorch_model[\w.-]*\.bin\b",
     ignore_case=True,
 )
+#: A build that says it has no GPU support: "compiled without GPU support" (bitsandbytes),
+#: "Torch not compiled with CUDA enabled", "built without CUDA".
+_NO_GPU_BUILD = linear(
+    r"\b(?:compiled|built)\s+without\s+(?:GPU|CUDA|ROCm)\b"
+    r"|\bnot\s+(?:compiled|built)\s+with\s+(?:GPU|CUDA|ROCm)\b",
+    ignore_case=True,
+)
+#: ONNX Runtime's list of the execution providers its build has ("Available providers:
+#: 'AzureExecutionProvider, CPUExecutionProvider'"): a list with no GPU provider in it.
+_AVAILABLE_PROVIDERS = linear(
+    r"\bavailable providers\s*(?:are\s*)?:\s*(?P<list>[^\n]{1,400})", ignore_case=True
+)
+_PROVIDER = linear(r"\b(\w+)ExecutionProvider\b")
+#: Providers that run on the host, not on an accelerator.
+_HOST_PROVIDERS = frozenset({"cpu", "azure"})
+#: A warning line as loggers and Python print one: ``UserWarning:`` (after ``file.py:12:``),
+#: ``WARNING 08-15 21:06:16 config.py:1514]``, glog's ``W0922 07:46:01``, ``[W] [TRT]``,
+#: ``[W:onnxruntime:...]``, a timestamp then ``WARNING``.
+_WARNING_LINE = linear(
+    r"^\s*(?:\S+:\d+:\s*)?[A-Z]\w*Warning\b|^\s*Warning\b"
+    r"|^[\d\-:,. T\[\]]*WARN(?:ING)?\b|\]\s*WARN(?:ING)?\b|^\s*W\d{4}\s|\[W(?:ARN(?:ING)?)?\]|\[W:"
+    r"|^[\d\-:,. T]*:\s*W\s+\S+\.(?:cc|cpp|h|py):\d"
+)
+#: An error line: a traceback's start, ``ValueError:`` / ``torch.OutOfMemoryError:`` at the
+#: start, glog's ``E0922``, ``[E] [TRT]``, ``[E:onnxruntime:...]``, a timestamp or a
+#: ``[Logger]`` tag then ``ERROR``.
+_ERROR_LINE = linear(
+    r"^\s*Traceback \(most recent call last\)"
+    r"|^\s*(?:[\w.]+\.)?(?:[A-Z]\w*)?(?:Error|Exception)\b"
+    r"|^[\d\-:,. T\[\]]*(?:ERROR|FATAL|CRITICAL)\b|\]\s*(?:ERROR|FATAL)\b"
+    r"|^\s*E\d{4}\s|\[E(?:RROR)?\]|\[E:|^[\d\-:,. T]*:\s*[EF]\s+\S+\.(?:cc|cpp|h|py):\d"
+)
 #: Arguments an API says it rejects: ``unexpected keyword argument 'lr'``,
 #: ``Argument(s) not recognized: {'lr': 0.002}``, ``Keyword argument not understood: 'x'``.
 _REJECTED = (
@@ -147,6 +179,31 @@ def _built_for_other_version(lines: Sequence[str]) -> bool:
     )
 
 
+def _gpu_support_not_built(lines: Sequence[str]) -> bool:
+    """A line says the installed build has no GPU support, or lists only host providers."""
+    for line in lines:
+        if _NO_GPU_BUILD.search(line):
+            return True
+        for match in _AVAILABLE_PROVIDERS.finditer(line):
+            names = {m.group(1).lower() for m in _PROVIDER.finditer(match.group("list"))}
+            if names and names <= _HOST_PROVIDERS:
+                return True
+    return False
+
+
+def _outcome_facts(texts: Sequence[str]) -> set[str]:
+    """``error-raised`` when the message opens with an error line; ``warning-only`` when it
+    opens with a warning line and no line of the message, frames or logs is an error."""
+    message = next((line for line in _lines(texts[:1]) if line.strip()), "")
+    if _ERROR_LINE.search(message):
+        return {"error-raised"}
+    if _WARNING_LINE.search(message) and not any(
+        _ERROR_LINE.search(line) for line in _lines(texts)
+    ):
+        return {"warning-only"}
+    return set()
+
+
 def environment_facts(texts: Sequence[str]) -> set[str]:
     """The environment facts the texts (message, frame lines, log lines) show."""
     lines = _lines(texts)
@@ -165,6 +222,9 @@ def environment_facts(texts: Sequence[str]) -> set[str]:
         facts.add("cuda-graphs-captured")
     if any(_LOADS_WEIGHTS.search(line) for line in lines):
         facts.add("pretrained-weights-loaded")
+    if _gpu_support_not_built(lines):
+        facts.add("gpu-support-not-built")
+    facts |= _outcome_facts(texts)
     return facts
 
 

@@ -1,0 +1,207 @@
+"""Facts about what was installed and what happened, and the steps they choose (issue 16 item 2).
+
+``gpu-support-not-built``: the package in use says it has no GPU support (bitsandbytes'
+"compiled without GPU support", "Torch not compiled with CUDA enabled") or lists only CPU
+execution providers (ONNX Runtime). Adding CUDA libraries, passing providers or mounting
+GPUs into a container cannot help then; installing the GPU build can.
+
+``warning-only`` / ``error-raised``: whether the incident is a warning line with no error
+anywhere, or an error. "Ignore it" fits the first and is never the action for the second.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rca.suggestion.context import AnalysisContext
+from rca.suggestion.environment_facts import environment_facts
+from rca.suggestion.premises import read_premises
+from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.validation import validate
+from tests.support.evidence import evidence
+
+
+def _ctx(message: str, *ranked: tuple[str, float], logs: tuple[str, ...] = ()) -> AnalysisContext:
+    return AnalysisContext(
+        error_type="",
+        message=message,
+        logs=[{"message": line} for line in logs],
+        evidence=evidence(*ranked),
+    )
+
+
+def _draft(action: str, runbook: str) -> Draft:
+    return Draft(action, "Because.", runbook, 0.5, "test", "test")
+
+
+_ORT_CPU_ONLY = (
+    "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider"
+    " names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
+    "UserWarning: Specified provider 'TensorrtExecutionProvider' is not in available provider"
+    " names.Available providers: 'CPUExecutionProvider'",
+    "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:640] CUDAExecutionProvider requested,"
+    " available providers: ['CPUExecutionProvider']",
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        *_ORT_CPU_ONLY,
+        "The installed version of bitsandbytes was compiled without GPU support. 8-bit"
+        " optimizers, 8-bit multiplication, and GPU quantization are unavailable.",
+        "AssertionError: Torch not compiled with CUDA enabled",
+        "RuntimeError: this PyTorch build was built without CUDA support",
+        "paddle is not compiled with CUDA, so the GPU place cannot be used",
+    ],
+)
+def test_a_build_without_gpu_support_is_read_from_many_wordings(line: str) -> None:
+    assert "gpu-support-not-built" in environment_facts([line])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Available providers: 'TensorrtExecutionProvider, CUDAExecutionProvider,"
+        " CPUExecutionProvider'",
+        "Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11:"
+        " cannot open shared object file: No such file or directory",
+        "jaxlib was compiled with CUDA 12.2 support.",
+        "CUDA error: no kernel image is available for execution on the device",
+        "Please compile with GPU support to get the fast kernels",
+    ],
+)
+def test_builds_that_have_gpu_support_or_say_nothing_of_it_give_no_such_fact(line: str) -> None:
+    assert "gpu-support-not-built" not in environment_facts([line])
+
+
+@pytest.mark.parametrize("message", _ORT_CPU_ONLY)
+def test_a_cpu_only_onnxruntime_is_answered_with_the_gpu_package(message: str) -> None:
+    ctx = _ctx(message, ("onnxruntime-cuda-provider-missing", 0.9))
+    action = OfflineProvider().suggest(ctx).action
+    assert "onnxruntime-gpu" in action
+    # Passing the providers again is what the user already did: the premise is contradicted.
+    again = _draft(
+        "Pass providers explicitly and check the session's result (`sess.get_providers()`).",
+        "onnxruntime-cuda-provider-missing",
+    )
+    assert not validate(again, ctx).premises_ok
+
+
+def test_a_gpu_build_whose_cuda_libraries_are_missing_may_still_get_the_libraries() -> None:
+    message = (
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1480 TryGetProviderInfo_CUDA] Failed to"
+        " load library libonnxruntime_providers_cuda.so with error: libcudnn.so.8: cannot open"
+        " shared object file"
+    )
+    ctx = _ctx(message, ("onnxruntime-cuda-provider-missing", 0.9))
+    assert "gpu-support-not-built" not in read_premises(ctx).facts
+    libraries = _draft(
+        "Install the CUDA and cuDNN libraries the ONNX Runtime release requires.",
+        "onnxruntime-cuda-provider-missing",
+    )
+    assert validate(libraries, ctx).premises_ok
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "AssertionError: Torch not compiled with CUDA enabled",
+        "AssertionError: torch was not compiled with CUDA enabled",
+    ],
+)
+def test_a_cpu_only_torch_is_not_answered_with_container_gpu_flags(message: str) -> None:
+    ctx = _ctx(message, ("cuda-not-available-cpu-build", 0.9))
+    assert "index-url" in OfflineProvider().suggest(ctx).action
+    docker = _draft(
+        "Start containers with GPU access (`docker run --gpus all`).",
+        "cuda-not-available-cpu-build",
+    )
+    assert not validate(docker, ctx).premises_ok
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "WARNING 08-15 21:06:16 config.py:1514] Casting torch.bfloat16 to torch.float16.",
+        "[03/01/2023-10:00:00] [W] [TRT] Skipping tactic 0x0000 due to insufficient memory",
+        "[TensorRT] WARNING: Tactic Device request: 4128MB Available: 2048MB. Skipping tactic",
+        "/site-packages/x/y.py:12: FutureWarning: `resume_download` is deprecated",
+        "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available providers",
+        "W0922 07:46:01.600328 1 pinned_memory_manager.cc:240] Unable to allocate pinned memory",
+        "2024-05-01 10:00:00.123456: W tensorflow/core/platform/cpu_feature_guard.cc:182] notice",
+    ],
+)
+def test_a_warning_line_with_no_error_is_warning_only(line: str) -> None:
+    facts = environment_facts([line])
+    assert "warning-only" in facts
+    assert "error-raised" not in facts
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.",
+        "torch.OutOfMemoryError: CUDA out of memory.",
+        "Traceback (most recent call last):",
+        "[02/03/2022-06:14:51] [E] [TRT] ModelImporter.cpp:726: ERROR: parse failed",
+        "[TensorRT] ERROR: INVALID_CONFIG: The engine plan file is generated on an incompatible",
+        "E0922 07:46:01.600328 1 model_repository_manager.cc:1007] failed to load 'm'",
+        "Error: exception error loading model architecture: unknown model architecture",
+    ],
+)
+def test_an_error_line_is_error_raised_never_warning_only(line: str) -> None:
+    facts = environment_facts([line])
+    assert "error-raised" in facts
+    assert "warning-only" not in facts
+
+
+def test_a_warning_followed_by_an_error_elsewhere_is_not_warning_only() -> None:
+    warning = "WARNING 08-15 21:06:16 config.py:1514] Casting torch.bfloat16 to torch.float16."
+    assert "warning-only" not in environment_facts([warning, "Traceback (most recent call last):"])
+    assert "warning-only" not in environment_facts([warning, "RuntimeError: CUDA error"])
+    # Prose that mentions a warning is neither.
+    assert not environment_facts(["We got a warning and then it worked"]) & {
+        "warning-only",
+        "error-raised",
+    }
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "WARNING 08-15 21:06:16 config.py:1514] Casting torch.bfloat16 to torch.float16.",
+        "WARNING 01-02 03:04:05 config.py:1086] Casting torch.float32 to torch.bfloat16.",
+        "WARNING 05-05 11:22:33 config.py:998] Downcasting torch.float32 to torch.float16.",
+    ],
+)
+def test_a_vllm_cast_notice_is_answered_with_ignore_and_why(message: str) -> None:
+    ctx = _ctx(
+        message, ("warning-vllm-dtype-cast", 0.9), logs=("vllm serve org/model --port 8000",)
+    )
+    draft = OfflineProvider().suggest(ctx)
+    assert draft.action.lower().startswith("ignore")
+    assert "harmless" in draft.action.lower()
+
+
+def test_an_error_in_a_warning_runbook_is_never_answered_with_ignore() -> None:
+    message = (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
+        " Your Tesla T4 GPU has compute capability 7.5."
+    )
+    ctx = _ctx(message, ("warning-vllm-dtype-cast", 0.9))
+    assert "ignore" not in OfflineProvider().suggest(ctx).action.lower()
+    ignore = _draft("Ignore the cast notice when outputs are correct.", "warning-vllm-dtype-cast")
+    assert not validate(ignore, ctx).premises_ok
+
+
+def test_a_tensorrt_build_that_failed_is_not_answered_with_ignore() -> None:
+    message = (
+        "[01/02/2024-10:00:00] [E] Error[10]: Could not find any implementation for node"
+        " /Conv_3 because no tactic could run (Skipping tactic 0x0 due to insufficient memory)"
+    )
+    ctx = _ctx(message, ("warning-tensorrt-tactic-skipped", 0.9))
+    assert "ignore" not in OfflineProvider().suggest(ctx).action.lower()
+    warning = "[01/02/2024-10:00:00] [W] [TRT] Skipping tactic 0x0 due to insufficient memory"
+    ctx = _ctx(warning, ("warning-tensorrt-tactic-skipped", 0.9))
+    assert OfflineProvider().suggest(ctx).action.lower().startswith("ignore")
