@@ -7,7 +7,9 @@ path parts (``/tensorflow/``, a C++ log's ``tensorflow/core/...``) in the error 
 frames, the log lines and the message; a logger's own bracketed tag (``[TRT]``,
 ``[ONNXRuntimeError]``); a package named with its version the way pip and wheels print it
 (``jaxlib==0.4.29``, ``TensorRT-8.5.1.7``, a ``pip list`` row); a framework's command-line
-tool run with options (``trtexec --onnx=...``); the package named in the error type; the
+tool run with options (``trtexec --onnx=...``); an environment variable only one framework
+reads (``XLA_PYTHON_CLIENT_PREALLOCATE``, ``TF_FORCE_GPU_ALLOW_GROWTH``); the package named
+in the error type; the
 inference context's ``framework`` field; and the error classes only one framework raises
 (its documented error module: ``tf.errors``, ``jax.errors``). Options come from the
 message's own sentences that say an option is set, enabled or passed already ("Since
@@ -71,6 +73,18 @@ LOG_TAGS: Mapping[str, str] = {
 COMMANDS: Mapping[str, str] = {
     "trtexec": "tensorrt", "polygraphy": "tensorrt", "saved_model_cli": "tensorflow",
 }  # fmt: skip
+#: Environment variables that only one framework reads, by name prefix, as messages and log
+#: lines print them (``XLA_PYTHON_CLIENT_PREALLOCATE=false``, ``JAX_PLATFORMS``,
+#: ``TF_FORCE_GPU_ALLOW_GROWTH``, ``TF_GPU_ALLOCATOR=cuda_malloc_async``,
+#: ``PYTORCH_CUDA_ALLOC_CONF``). ``TF_CPP_*`` is left out: JAX's own warnings tell users to set
+#: it too.
+ENV_PREFIXES: Mapping[str, str] = {
+    "XLA_PYTHON_CLIENT_": "jax", "JAX_": "jax",
+    "TF_FORCE_GPU_": "tensorflow", "TF_GPU_ALLOCATOR": "tensorflow", "TF_KERAS": "tensorflow",
+    "TF_USE_LEGACY_KERAS": "tensorflow", "TF_ENABLE_ONEDNN_OPTS": "tensorflow",
+    "TF_XLA_FLAGS": "tensorflow",
+    "PYTORCH_": "pytorch", "TORCH_": "pytorch",
+}  # fmt: skip
 #: What the inference context's ``framework`` field may say, normalised.
 _CONTEXT_NAMES: Mapping[str, str] = {**PACKAGES, "pytorch": "pytorch", "tensorflow": "tensorflow"}
 
@@ -85,6 +99,7 @@ _VERSIONED = linear(
 )
 _COMMAND = linear(r"(?:^|[^\w.-])([a-z_]+)(?:\.exe)?\s+--?[a-zA-Z]")
 _WORD = linear(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_NAME = linear(r"(?:^|[^A-Za-z0-9_])([A-Z][A-Z0-9]*_[A-Z0-9_]+)")
 _NAME = r"`?-{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)`?(?:\s*(?:=|:)\s*`?(?P<value>[\w.-]+)`?)?"
 _SET = r"(?:set|enabled|turned on|passed|specified|given|true|on)"
 #: "<option>[=<value>] is (already) set/enabled", "already set <option>=<value>".
@@ -133,7 +148,8 @@ def _package(name: str) -> str | None:
 
 def frameworks_in(texts: Iterable[str]) -> set[str]:
     """Frameworks whose packages the texts name as code: ``torch.nn``, ``/tensorflow/``,
-    ``jnp.where``, ``[TRT]``, ``jaxlib==0.4.29``, ``trtexec --onnx``."""
+    ``jnp.where``, ``[TRT]``, ``jaxlib==0.4.29``, ``trtexec --onnx``, and environment
+    variables only one framework reads (``XLA_PYTHON_CLIENT_PREALLOCATE``)."""
     found: set[str] = set()
     for text in texts:
         text = text[:_MAX_TEXT]
@@ -153,6 +169,10 @@ def frameworks_in(texts: Iterable[str]) -> set[str]:
         for match in _COMMAND.finditer(text):
             if (framework := COMMANDS.get(match.group(1))) is not None:
                 found.add(framework)
+        for match in _ENV_NAME.finditer(text):
+            found.update(
+                fw for prefix, fw in ENV_PREFIXES.items() if match.group(1).startswith(prefix)
+            )
     return found
 
 

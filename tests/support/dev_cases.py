@@ -12,6 +12,7 @@ SOURCES = (
     ROOT / "tests" / "data" / "dev_cases.jsonl",
     ROOT / "eval" / "realworld" / "cases-a.jsonl",
     ROOT / "eval" / "realworld" / "cases-b.jsonl",
+    ROOT / "eval" / "realworld" / "cases-e.jsonl",
 )
 
 

@@ -142,6 +142,18 @@ EQUIVALENTS: dict[str, dict[str, tuple[str, str, tuple[str, ...]]]] = {
             ("y = jax.lax.conv_general_dilated(x, w, (1, 1), 'SAME')",),
         ),
     },
+    "cuda_toolkit_missing": {
+        "jax": (
+            "jaxlib.xla_extension.XlaRuntimeError",
+            "INTERNAL: Couldn't invoke ptxas --version",
+            (),
+        ),
+        "tensorflow": (
+            "tensorflow.python.framework.errors_impl.InternalError",
+            "Couldn't invoke ptxas --version [Op:__inference_train_function_2048]",
+            (),
+        ),
+    },
     "cudnn_init_memory": {
         "tensorflow": (
             "tensorflow.python.framework.errors_impl.UnknownError",
