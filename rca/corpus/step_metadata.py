@@ -116,6 +116,9 @@ FACTS: dict[str, str] = {
     ),
     "warning-only": "the message is a warning and no line of the incident shows an error",
     "error-raised": "the message is an error: an exception, a traceback or an error log line",
+    "model-already-quantized": (
+        "the model in use is quantized already (a GPTQ/AWQ/GGUF/4-bit checkpoint or load)"
+    ),
 }
 
 #: The frameworks ``api`` may name: those :mod:`rca.suggestion.incident_setting` detects.

@@ -86,6 +86,17 @@ _AVAILABLE_PROVIDERS = linear(
 _PROVIDER = linear(r"\b(\w+)ExecutionProvider\b")
 #: Providers that run on the host, not on an accelerator.
 _HOST_PROVIDERS = frozenset({"cpu", "azure"})
+#: A model that is quantized already: a checkpoint named for its format
+#: (``Mixtral-8x7B-Instruct-v0.1-GPTQ``, ``-AWQ``, ``.Q4_K_M.gguf``, ``-bnb-4bit``, ``-int4``),
+#: a bitsandbytes load (``load_in_4bit=True``, ``BitsAndBytesConfig(``) or an engine flag
+#: (``--quantization awq``, ``--quantize gptq``, ``quantization="fp8"``).
+_QUANTIZED = linear(
+    r"(?:^|[^A-Za-z0-9])(?:GPTQ|AWQ|GGUF|EXL2|bnb-[48]bit|int[48]|nf4|fp8)(?:$|[^A-Za-z0-9])"
+    r"|[-_.](?:[48]bit|Q[2-8]_K(?:_[SML])?|Q[48]_0)(?:$|[^A-Za-z0-9])"
+    r"|\bload_in_[48]bit\s*=\s*True|\bBitsAndBytesConfig\s*\("
+    r"|--quantiz(?:e|ation)[ =]+\w|\bquantization\s*=\s*[\"']\w",
+    ignore_case=True,
+)
 #: A warning line as loggers and Python print one: ``UserWarning:`` (after ``file.py:12:``),
 #: ``WARNING 08-15 21:06:16 config.py:1514]``, glog's ``W0922 07:46:01``, ``[W] [TRT]``,
 #: ``[W:onnxruntime:...]``, a timestamp then ``WARNING``.
@@ -224,6 +235,8 @@ def environment_facts(texts: Sequence[str]) -> set[str]:
         facts.add("pretrained-weights-loaded")
     if _gpu_support_not_built(lines):
         facts.add("gpu-support-not-built")
+    if any(_QUANTIZED.search(line) for line in lines):
+        facts.add("model-already-quantized")
     facts |= _outcome_facts(texts)
     return facts
 

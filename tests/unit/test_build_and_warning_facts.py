@@ -7,6 +7,9 @@ GPUs into a container cannot help then; installing the GPU build can.
 
 ``warning-only`` / ``error-raised``: whether the incident is a warning line with no error
 anywhere, or an error. "Ignore it" fits the first and is never the action for the second.
+
+``model-already-quantized``: a GPTQ/AWQ/GGUF/4-bit checkpoint, load or engine flag; "load a
+quantized checkpoint" is then no fix for its out-of-memory error.
 """
 
 from __future__ import annotations
@@ -205,3 +208,64 @@ def test_a_tensorrt_build_that_failed_is_not_answered_with_ignore() -> None:
     warning = "[01/02/2024-10:00:00] [W] [TRT] Skipping tactic 0x0 due to insufficient memory"
     ctx = _ctx(warning, ("warning-tensorrt-tactic-skipped", 0.9))
     assert OfflineProvider().suggest(ctx).action.lower().startswith("ignore")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "out of memory running mixtral gptq model in vllm 0.2.7",
+        "model = TheBloke/Mixtral-8x7B-Instruct-v0.1-GPTQ",
+        "llama.cpp: loading model from llama-2-7b.Q4_K_M.gguf",
+        "model_name = 'unsloth/llama-3-8b-bnb-4bit'",
+        "model = AutoModelForCausalLM.from_pretrained(m, load_in_4bit=True)",
+        "bnb_config = BitsAndBytesConfig(load_in_4bit=True)",
+        "vllm serve Qwen/Qwen2-7B-Instruct-AWQ --quantization awq",
+        "text-generation-launcher --model-id m --quantize gptq",
+        'llm = LLM(model=m, quantization="fp8")',
+    ],
+)
+def test_a_quantized_model_is_read_from_names_loads_and_flags(line: str) -> None:
+    assert "model-already-quantized" in environment_facts([line])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "The installed version of bitsandbytes was compiled without GPU support. 8-bit"
+        " optimizers, 8-bit multiplication, and GPU quantization are unavailable.",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "model = meta-llama/Llama-2-7b-hf",
+        "expected a uint8 tensor",
+    ],
+)
+def test_unquantized_models_and_quantization_words_alone_give_no_such_fact(line: str) -> None:
+    assert "model-already-quantized" not in environment_facts([line])
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "torch.OutOfMemoryError: CUDA out of memory while loading TheBloke/Llama-2-70B-GPTQ",
+        "torch.OutOfMemoryError: CUDA out of memory. vllm serve m-AWQ --quantization awq",
+    ],
+)
+def test_a_quantized_model_that_does_not_fit_is_not_told_to_quantize(message: str) -> None:
+    ctx = _ctx(message, ("cuda-oom-model-too-large", 0.9))
+    quantize = _draft(
+        "Load a quantized checkpoint (AWQ/GPTQ/FP8 or bitsandbytes 8-bit/4-bit).",
+        "cuda-oom-model-too-large",
+    )
+    assert not validate(quantize, ctx).premises_ok
+    assert "quantized checkpoint" not in OfflineProvider().suggest(ctx).action
+
+
+def test_an_unquantized_model_that_does_not_fit_may_be_told_to_quantize() -> None:
+    ctx = _ctx(
+        "torch.OutOfMemoryError: CUDA out of memory loading meta-llama/Llama-2-70b-hf",
+        ("cuda-oom-model-too-large", 0.9),
+    )
+    quantize = _draft(
+        "Load a quantized checkpoint (AWQ/GPTQ/FP8 or bitsandbytes 8-bit/4-bit).",
+        "cuda-oom-model-too-large",
+    )
+    assert validate(quantize, ctx).premises_ok
