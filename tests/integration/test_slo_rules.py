@@ -176,3 +176,25 @@ def test_a_rule_can_be_added_but_not_by_a_viewer(client, project):
     refused = client.post(f"/projects/{project.slug}/slo", {**new, "new-name": "Other"})
     assert refused.status_code in (403, 404)
     assert not SloRule.objects.filter(name="Other").exists()
+
+
+def test_rules_read_per_stored_batch_are_the_models_the_orm_reads(project):
+    """rules_of builds its models from a plain statement (issue 19): each field, the JSON
+    ones and the creation time included, is what the ORM gives for the same row."""
+    rules_of(project)
+    SloRule.objects.create(
+        project=project,
+        name="labelled",
+        signal=SloRule.Signal.ALERTS,
+        error_types=["A", "ü"],
+        labels={"team": ["ml", None], "n": 1.5},
+        enabled=False,
+    )
+    mine = rules_of(project)
+    orm = list(SloRule.objects.filter(project=project).order_by("id"))
+    assert len(mine) == len(orm) == 4
+    fields = [f.attname for f in SloRule._meta.concrete_fields]
+    for a, b in zip(mine, orm, strict=True):
+        assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+        assert (a._state.adding, a._state.db) == (b._state.adding, b._state.db)
+        assert a.labels == b.labels and type(a.error_types) is list
