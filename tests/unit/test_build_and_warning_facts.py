@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pytest
 
+from ingest.parsing.shapes import extract_shape_diff
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.environment_facts import environment_facts
 from rca.suggestion.premises import read_premises
@@ -28,6 +29,7 @@ def _ctx(message: str, *ranked: tuple[str, float], logs: tuple[str, ...] = ()) -
     return AnalysisContext(
         error_type="",
         message=message,
+        shape_diff=extract_shape_diff(message),
         logs=[{"message": line} for line in logs],
         evidence=evidence(*ranked),
     )
@@ -269,3 +271,38 @@ def test_an_unquantized_model_that_does_not_fit_may_be_told_to_quantize() -> Non
         "cuda-oom-model-too-large",
     )
     assert validate(quantize, ctx).premises_ok
+
+
+@pytest.mark.parametrize(
+    ("message", "tokens"),
+    [
+        (
+            "ValueError: The model's max seq len (32768) is larger than the maximum number of"
+            " tokens that can be stored in KV cache (7344). Try increasing"
+            " `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+            "7344",
+        ),
+        (
+            "ValueError: The model's max seq len (4096) is larger than the maximum number of"
+            " tokens that can be stored in KV cache (2176).",
+            "2176",
+        ),
+    ],
+)
+def test_the_kv_cache_limit_is_given_with_the_incidents_own_token_count(
+    message: str, tokens: str
+) -> None:
+    action = OfflineProvider().suggest(_ctx(message, ("vllm-max-model-len-kv-cache", 0.9))).action
+    assert "max-model-len" in action
+    assert f"{tokens} here" in action
+
+
+def test_a_kv_cache_message_without_the_token_count_gets_no_number() -> None:
+    message = (
+        "ValueError: To serve at least one request with the models's max seq len (32768),"
+        " (4.00 GiB KV cache is needed, which is larger than the available KV cache memory"
+        " (2.50 GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len`."
+    )
+    action = OfflineProvider().suggest(_ctx(message, ("vllm-max-model-len-kv-cache", 0.9))).action
+    assert "max-model-len" in action
+    assert "here)" not in action and "{" not in action
