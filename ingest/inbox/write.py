@@ -70,6 +70,9 @@ _last_wake = 0.0
 _wake_lock = threading.Lock()
 
 
+InsertedRow = tuple[int, int, str]  # (id, project_id, event_id) of an inserted row
+
+
 class Inserted(NamedTuple):
     id: int
     project_id: int
@@ -84,7 +87,7 @@ def enable_group_commit() -> None:
     """Write through this process's group committer (`committer.py`): concurrent requests
     share an INSERT, its round trip and its WAL flush."""
     global _committer
-    _committer = Committer(_insert, wake)
+    _committer = Committer(_insert_direct, wake)
 
 
 def write(records: Sequence[Record]) -> list[Inserted]:
@@ -123,27 +126,42 @@ def document(records: Sequence[Record]) -> str:
 def _insert(
     records: Sequence[Record], conn: BaseDatabaseWrapper = connection
 ) -> list[tuple[int, int, str]]:
-    """The one statement, on `conn` (this thread's connection unless the committer passes
-    its own), prepared once per connection: PostgreSQL plans it once, not per request
-    (Django's cursors bind client-side, and psycopg prepares nothing for them)."""
-    rows = document(records)
+    """The one statement on this thread's connection (or `conn`), through Django's cursor."""
     with conn.cursor() as cursor:
-        raw = conn.connection
-        if raw not in _prepared_on:
-            cursor.execute(_PREPARE)
-            _prepared_on.add(raw)
-        try:
-            cursor.execute(_EXECUTE, [rows])
-        except ProgrammingError as exc:  # deallocated behind our back (DISCARD ALL)
-            if conn.in_atomic_block or not _is_unknown_statement(exc):
-                raise
-            cursor.execute(_PREPARE)
-            cursor.execute(_EXECUTE, [rows])
-        return [(int(i), int(p), str(e)) for i, p, e in cursor.fetchall()]
+        return _execute(conn, cursor, document(records))
+
+
+def _insert_direct(records: Sequence[Record], conn: BaseDatabaseWrapper) -> list[InsertedRow]:
+    """The group committer's insert, on its own connection, through psycopg's cursor: Django's
+    cursor wrapper cost ~40 us of CPU per statement (210 -> 165 us with the commit's wait),
+    and nothing logs or counts queries on that connection. Errors are still Django's."""
+    conn.ensure_connection()
+    with conn.wrap_database_errors, conn.connection.cursor() as cursor:
+        return _execute(conn, cursor, document(records))
+
+
+def _execute(conn: BaseDatabaseWrapper, cursor: Any, rows: str) -> list[InsertedRow]:
+    """Run the prepared statement for the document `rows`, preparing it once per connection:
+    PostgreSQL plans it once, not per request (Django's cursors bind client-side, and
+    psycopg prepares nothing for them)."""
+    raw = conn.connection
+    if raw not in _prepared_on:
+        cursor.execute(_PREPARE)
+        _prepared_on.add(raw)
+    try:
+        cursor.execute(_EXECUTE, [rows])
+    except (ProgrammingError, psycopg.errors.InvalidSqlStatementName) as exc:
+        # deallocated behind our back (DISCARD ALL)
+        if conn.in_atomic_block or not _is_unknown_statement(exc):
+            raise
+        cursor.execute(_PREPARE)
+        cursor.execute(_EXECUTE, [rows])
+    return [(int(i), int(p), str(e)) for i, p, e in cursor.fetchall()]
 
 
 def _is_unknown_statement(exc: BaseException) -> bool:
-    return isinstance(exc.__cause__, psycopg.errors.InvalidSqlStatementName)
+    unknown = psycopg.errors.InvalidSqlStatementName
+    return isinstance(exc, unknown) or isinstance(exc.__cause__, unknown)
 
 
 def wake(conn: BaseDatabaseWrapper = connection) -> None:

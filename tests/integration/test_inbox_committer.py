@@ -30,7 +30,7 @@ class CountingInsert:
         self.entered.set()
         self.gate.wait(30)  # lets the requests queue up behind the first statement
         self.sizes.append(len(records))
-        return inbox_write._insert(records, conn)
+        return inbox_write._insert_direct(records, conn)
 
 
 @pytest.fixture
@@ -120,3 +120,14 @@ def test_one_requests_bad_rows_do_not_fail_the_others(committer):
     assert [row[2] for row in outcomes["good"]] == ["good"]
     assert set(InboxItem.objects.values_list("event_id", flat=True)) == {"first", "good"}
     assert insert.sizes == [1, 2, 1, 1]  # bad and good together, then each on its own
+
+
+def test_a_statement_deallocated_behind_the_committers_back_is_prepared_again(committer):
+    committer, insert = committer
+    insert.gate.set()
+    project = project_with_key("ml-platform").project
+    assert [row[2] for row in committer.write(_records(project, ["before"]))] == ["before"]
+    with committer._conn.cursor() as cursor:  # as a pooler's DISCARD ALL would
+        cursor.execute("DEALLOCATE ALL")
+    assert [row[2] for row in committer.write(_records(project, ["after"]))] == ["after"]
+    assert set(InboxItem.objects.values_list("event_id", flat=True)) == {"before", "after"}
