@@ -109,6 +109,21 @@ FACTS: dict[str, str] = {
     "required-version-installed": (
         "the version the message requires is the one the text shows installed already"
     ),
+    "version-below-requirement": (
+        "the text says a named package is older than a version the code requires"
+    ),
+    "version-above-supported": (
+        "the text says a named package is newer than the versions the code supports"
+    ),
+    "runtime-older-than-build": (
+        "a library (or file reader) runs at an older version than the code, engine or file"
+        " was built for"
+    ),
+    "runtime-newer-than-build": (
+        "a library runs at a newer version than the code or engine was built for"
+    ),
+    "public-name-missing": "a name imported from a package's top or first-level module is missing",
+    "internal-name-missing": "a name imported from a package's internal module is missing",
     "autograd-off-in-code": "the failing code already runs under torch.no_grad / inference_mode",
     "cuda-graphs-captured": "the logs show CUDA graphs being captured",
     "gpu-support-not-built": (

@@ -18,6 +18,7 @@ from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
+from rca.suggestion.version_pairs import version_facts
 
 __all__ = [
     "FRAGMENTED_SHARE",
@@ -209,7 +210,7 @@ def incident_facts(
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")
-    return frozenset(facts | environment_facts(texts))
+    return frozenset(facts | environment_facts(texts) | version_facts(texts[0], texts[1:]))
 
 
 def fact_words(message: str, diffs: Sequence[ShapeDiff]) -> frozenset[str]:

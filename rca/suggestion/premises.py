@@ -23,7 +23,7 @@ from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import log_texts, setting_of
-from rca.suggestion.step_values import step_wordings
+from rca.suggestion.step_values import fill_values, incident_values, step_wordings
 
 if TYPE_CHECKING:
     from rca.suggestion.context import AnalysisContext
@@ -139,9 +139,11 @@ def _step_action(step: str) -> str:
 
 def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
     """The metadata of the step of the cited runbook that the draft's action restates, if any
-    (the best-covered one)."""
+    (the best-covered one; of two covered alike, the one with more of its words said: a
+    short step whose words all recur inside a longer one is not what the draft restates)."""
     action = set(terms((draft.action or "")[:_MAX_SCAN]))
-    best: tuple[float, StepMetadata] | None = None
+    values = incident_values(ctx)  # a step naming {package} is restated with its value
+    best: tuple[tuple[float, int], StepMetadata] | None = None
     for item in ctx.evidence:
         if item.kind != "runbook" or item.slug != (draft.runbook or "").strip():
             continue
@@ -150,13 +152,14 @@ def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
             # Each wording is its own premise: a step's PyTorch wording restated for a
             # TensorFlow incident is contradicted even when the step has a TensorFlow variant.
             for names, wording in step_wordings(step):
-                words = set(terms(_step_action(wording)))
+                words = set(terms(_step_action(fill_values(wording, values))))
                 if not words:
                     continue
                 share = len(words & action) / len(words)
-                if share >= RESTATES_SHARE and (best is None or share > best[0]):
+                cover = (share, len(words & action))
+                if share >= RESTATES_SHARE and (best is None or cover > best[0]):
                     api = names or meta.api
-                    best = (share, replace(meta, api=api, variants=()))
+                    best = (cover, replace(meta, api=api, variants=()))
     return best[1] if best else None
 
 

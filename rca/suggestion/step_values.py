@@ -11,6 +11,10 @@ suggestion carries an unfilled template.
     one (for a matmul, the input's features and the layer's ``in_features``).
 ``key-prefix``
     The prefix by which the listed state_dict keys differ (``module.``).
+``package``, ``target-version``, ``installed-version``, ``library``, ``running-version``,
+``built-version``, ``missing-name``
+    The component a version-pairing failure names and the versions around it
+    (:mod:`.version_pairs`): "Upgrade {package} to {target-version}".
 ``framework``
     The frameworks the incident's code shows (:mod:`.incident_setting`), comma-separated.
     It also chooses the wording of a step with framework variants (``For tensorflow:``
@@ -27,14 +31,18 @@ from typing import TYPE_CHECKING
 
 from rca.corpus.step_metadata import variant_lines
 from rca.suggestion.incident_facts import key_prefix
-from rca.suggestion.incident_setting import setting_of
+from rca.suggestion.incident_setting import log_texts, setting_of
+from rca.suggestion.version_pairs import VALUE_NAMES as VERSION_VALUES
+from rca.suggestion.version_pairs import version_values
 
 if TYPE_CHECKING:
     from rca.suggestion.context import AnalysisContext
 
 __all__ = ["VALUE_NAMES", "choose_variant", "fill_values", "incident_values", "step_wordings"]
 
-VALUE_NAMES = frozenset({"actual-size", "expected-size", "key-prefix", "framework"})
+VALUE_NAMES = (
+    frozenset({"actual-size", "expected-size", "key-prefix", "framework"}) | VERSION_VALUES
+)
 # Runbook text only (operator-shipped steps), short: plain re is fine.
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z-]*)\}")
 _NUMBER = re.compile(r"^(?P<number>[ ]{0,3}\d+[.)][ \t]+)?")
@@ -97,6 +105,8 @@ def incident_values(ctx: AnalysisContext) -> dict[str, str]:
         values["key-prefix"] = prefix
     if frameworks := setting_of(ctx).frameworks:
         values["framework"] = ", ".join(sorted(frameworks))
+    code = [str(frame.get("context_line") or "") for frame in ctx.frames]
+    values.update(version_values(ctx.message or "", [*log_texts(ctx.logs), *code]))
     return values
 
 
