@@ -53,10 +53,11 @@ class ByteMatch:
     __getitem__ = group
 
 
-def _engine(pattern: LinearPattern) -> object:
-    # The compiled RE2 object inside linear_regex's wrapper and google-re2's own wrapper.
-    # Both are private; tests/unit/test_scrubbing.py checks the result against .sub().
-    return pattern._regexp._regexp
+def _engine(pattern: LinearPattern, text: str) -> object:
+    # The compiled RE2 object inside linear_regex's wrapper and google-re2's own wrapper
+    # (for ASCII text its twin with ASCII classes, which matches it the same way). Both
+    # are private; tests/unit/test_scrubbing.py checks the result against .sub().
+    return pattern._raw if text.isascii() else pattern._regexp._regexp
 
 
 Replace = Callable[[ByteMatch], str]
@@ -72,7 +73,7 @@ def sub(pattern: LinearPattern, replace: Replace, text: str, budget: Budget) -> 
 
 def _sub_bytes(pattern: LinearPattern, replace: Replace, text: str, budget: Budget) -> str:
     data = text.encode("utf-8", "surrogatepass")
-    engine = _engine(pattern)
+    engine = _engine(pattern, text)
     unanchored = type(engine).Anchor.UNANCHORED  # type: ignore[attr-defined]
     end = len(data)
     pos = last = 0

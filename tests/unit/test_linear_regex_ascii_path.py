@@ -14,7 +14,7 @@ from ingest import grouping
 from ingest.linear_regex import LinearMatch, LinearPattern
 from ingest.linear_regex import compile as linear
 
-PATTERNS: list[LinearPattern] = [p for p, _ in grouping._NORMALISERS] + [
+PATTERNS: list[LinearPattern] = [p for p, *_ in grouping._NORMALISERS] + [
     linear(source) for source in (r"", r"a*", r"\b", r"x?", r"^", r"(a)|b", r"(?P<n>\d+)", r"\s*")
 ]
 ascii_text = st.text(alphabet="ab 0123456789xX:/.\\-_()[],fFe\n\tcuda", max_size=40)
