@@ -306,3 +306,48 @@ def test_a_kv_cache_message_without_the_token_count_gets_no_number() -> None:
     action = OfflineProvider().suggest(_ctx(message, ("vllm-max-model-len-kv-cache", 0.9))).action
     assert "max-model-len" in action
     assert "here)" not in action and "{" not in action
+
+
+_ENGINE_OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 136.00 MiB. GPU 0 has a"
+    " total capacity of 22.36 GiB of which 120.88 MiB is free. Of the allocated memory 20.10"
+    " GiB is allocated by PyTorch, and 310.00 MiB is reserved by PyTorch but unallocated."
+)
+
+
+@pytest.mark.parametrize(
+    "capture",
+    [
+        "INFO 12-20 20:25:49 model_runner.py:1413] Capturing cudagraphs for decoding.",
+        "INFO 12-18 21:44:36 model_runner.py:394] Capturing the model for CUDA graphs. This may"
+        " lead to unexpected consequences if the model is not static.",
+        "Capturing CUDA graph shapes:  40%|████      | 27/67",
+    ],
+)
+def test_an_engine_oom_during_graph_capture_is_answered_with_eager_mode(capture: str) -> None:
+    ctx = _ctx(
+        _ENGINE_OOM,
+        ("vllm-engine-cuda-oom", 0.9),
+        ("cuda-oom-model-too-large", 0.8),
+        logs=("INFO worker.py:241] model weights take 7.51GiB", capture),
+    )
+    assert "enforce-eager" in OfflineProvider().suggest(ctx).action
+
+
+def test_an_engine_oom_while_another_process_fills_the_gpu_is_not_told_eager_mode() -> None:
+    message = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a"
+        " total capacity of 44.53 GiB of which 448.00 KiB is free. Process 3663367 has 40.28 GiB"
+        " memory in use. Of the allocated memory 1.20 GiB is allocated by PyTorch, and 20.00 MiB"
+        " is reserved by PyTorch but unallocated."
+    )
+    ctx = _ctx(message, ("vllm-engine-cuda-oom", 0.9), logs=("vllm serve org/model",))
+    assert "memory-held-elsewhere" in read_premises(ctx).facts
+    action = OfflineProvider().suggest(ctx).action
+    assert "CUDA_VISIBLE_DEVICES" in action
+    eager = _draft(
+        "Start the engine in eager mode, or lower `--gpu-memory-utilization`, so CUDA graph"
+        " capture has headroom.",
+        "vllm-engine-cuda-oom",
+    )
+    assert not validate(eager, ctx).premises_ok
