@@ -198,6 +198,8 @@ def test_a_missing_import_is_public_or_internal_by_the_module_it_comes_from() ->
     private = "cannot import name '_freeze_adapter' from 'peft.utils.other'"
     assert missing_import(private) == ("peft", "_freeze_adapter", False)
     assert missing_import("ModuleNotFoundError: No module named 'peft'") is None
+    # An attribute missing from a module says nothing of the direction (numpy removed it).
+    assert missing_import("AttributeError: module 'numpy' has no attribute 'float'") is None
 
 
 @pytest.mark.parametrize(
