@@ -18,6 +18,7 @@ from ingest.linear_regex import LinearPattern
 from ingest.linear_regex import compile as linear
 from rca.corpus import files
 from rca.retrieval.bm25 import BM25Index
+from rca.retrieval.quoted import QuotedPhrases, quoted_phrases
 from rca.retrieval.tokens import tokenize
 from rca.retrieval.vectors import ChunkVectors, vectors_for
 
@@ -38,7 +39,9 @@ class CorpusIndex:
 
     Each runbook also gets one extra BM25 document made of its title, tags and the words
     of its signal regexes — its "field" of most specific terms — so a query that names an
-    error exactly finds the runbook even when no body chunk repeats those words.
+    error exactly finds the runbook even when no body chunk repeats those words. A runbook
+    without signal regexes (plain Markdown) has its quoted error lines matched instead
+    (:mod:`rca.retrieval.quoted`).
     """
 
     version: str
@@ -57,6 +60,7 @@ class CorpusIndex:
     bm25: BM25Index = field(init=False)
     doc_runbook: np.ndarray = field(init=False)  # runbook position of each BM25 document
     doc_is_chunk: np.ndarray = field(init=False)
+    quoted: QuotedPhrases = field(init=False)
 
     def __post_init__(self) -> None:
         docs = [tokenize(text) for text in self.chunk_texts]
@@ -88,18 +92,26 @@ class CorpusIndex:
                 refs.append(distinct[key])
         self._pattern_owner = np.array(owners, dtype=np.int64)
         self._pattern_ref = np.array(refs, dtype=np.int64)
+        texts: list[list[str]] = [[] for _ in self.slugs]
+        for position, text in zip(self.chunk_runbook.tolist(), self.chunk_texts, strict=True):
+            if not self.patterns[position]:
+                texts[position].append(text)
+        self.quoted = QuotedPhrases([quoted_phrases("\n".join(own)) for own in texts])
 
     def __len__(self) -> int:
         return len(self.slugs)
 
     def signal_matches(self, text: str) -> np.ndarray:
-        """How many of each runbook's signal regexes match ``text``."""
+        """How many of each runbook's signal regexes match ``text`` (for a runbook without
+        regexes: how many of its quoted error lines ``text`` contains)."""
         hits = np.array(
             [p.search(text) is not None for p in self._distinct_patterns], dtype=np.float64
         )
-        return np.bincount(
+        regexes: np.ndarray = np.bincount(
             self._pattern_owner, weights=hits[self._pattern_ref], minlength=len(self.slugs)
         ).astype(np.float64)
+        regexes += self.quoted.matches(text)
+        return regexes
 
     def held_vectors(self) -> ChunkVectors:
         """The chunks' stored vectors (:mod:`rca.retrieval.vectors`): loaded with a stored

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 __all__ = [
     "DEFAULT_QUERY_WEIGHTS",
     "DEFAULT_WEIGHTS",
+    "MIN_QUOTED_TOKENS",
     "TUNING_GRID",
     "FusionWeights",
     "QueryWeights",
@@ -62,6 +63,18 @@ class FusionWeights:
 
 
 DEFAULT_WEIGHTS = FusionWeights()
+
+#: A runbook without ``signals`` gets its quoted error lines as signals instead
+#: (:mod:`rca.retrieval.quoted`): an inline code span of at least this many distinct tokens,
+#: all of them in the incident's error text, counts as a matched signal (weight ``signal``).
+#: Fewer tokens let short quotes (``torch.no_grad()``, ``num_workers=0``) match by accident;
+#: more leave out short error lines. Chosen by 5-fold CV over the 90 dev cases (30 of
+#: tests/data/dev_cases.jsonl, 60 of eval/realworld split "dev") on the four suite corpora,
+#: jointly with ``cosine_scale`` and ``signal``: from 3, 4, 5 tokens and "all" or 80 % of
+#: them in the error text, four folds of five chose 4 and "all" (the fifth 4 and 80 %).
+#: Runbooks that have ``signals`` keep only theirs: adding their quotes too cost the
+#: independent corpus one of the 30 dev cases and gained no hit@1 on the bundled corpus.
+MIN_QUOTED_TOKENS = 4
 
 #: What ``rca eval --cv`` may tune for the default strategy, and over which values: small on
 #: purpose (30-50 dev cases cannot choose among many settings without fitting noise).

@@ -1,0 +1,75 @@
+"""Quoted error lines: the signals of a runbook written without ``signals`` (pure).
+
+A team's plain Markdown page has no front-matter regexes, but it usually quotes the error it
+is about in backticks (```IndexError: index out of range in self```). Such a quote is what
+a ``signals`` regex would have said, so for a runbook without ``signals`` retrieval treats
+each quote of at least :data:`~rca.retrieval.weights.MIN_QUOTED_TOKENS` distinct tokens as
+one: it matches an incident whose error text (type, message, chained exceptions) contains
+every one of the quote's tokens (:func:`rca.retrieval.tokens.tokenize` on both sides, so
+numbers, paths and placeholders like ``N`` drop out of both). Commands and code quoted in a
+page's remediation rarely have all their words in an error message, so they seldom match.
+
+Matching is an inverted index: each query token adds one to the phrases that hold it, and a
+phrase matches when its count reaches its size — work in the postings of the query's tokens,
+never a walk over every phrase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ingest.linear_regex import compile as linear
+from rca.retrieval.tokens import tokenize
+from rca.retrieval.weights import MIN_QUOTED_TOKENS
+
+__all__ = ["QuotedPhrases", "quoted_phrases"]
+
+_CODE_SPAN = linear(r"`([^`\n]+)`")
+
+
+def quoted_phrases(text: str, min_tokens: int = MIN_QUOTED_TOKENS) -> list[frozenset[str]]:
+    """Token sets of the inline code spans of ``text`` with at least ``min_tokens`` distinct
+    tokens, each once."""
+    found: list[frozenset[str]] = []
+    for match in _CODE_SPAN.finditer(text):
+        tokens = frozenset(tokenize(match[1]))
+        if len(tokens) >= min_tokens and tokens not in found:
+            found.append(tokens)
+    return found
+
+
+class QuotedPhrases:
+    """The quoted phrases of some runbooks (by position), matched against error texts."""
+
+    def __init__(self, phrases: Sequence[Sequence[frozenset[str]]]) -> None:
+        self.size = len(phrases)
+        owners: list[int] = []
+        lengths: list[int] = []
+        postings: dict[str, list[int]] = {}
+        for position, own in enumerate(phrases):
+            for phrase in own:
+                for token in phrase:
+                    postings.setdefault(token, []).append(len(owners))
+                owners.append(position)
+                lengths.append(len(phrase))
+        self._owner = np.array(owners, dtype=np.int64)
+        self._length = np.array(lengths, dtype=np.int64)
+        self._postings = {t: np.array(ids, dtype=np.int64) for t, ids in postings.items()}
+
+    def __len__(self) -> int:
+        return len(self._owner)
+
+    def matches(self, text: str) -> np.ndarray:
+        """How many of each runbook's phrases have all their tokens in ``text``."""
+        result = np.zeros(self.size, dtype=np.float64)
+        if not len(self._owner):
+            return result
+        hits = [self._postings[t] for t in set(tokenize(text)) if t in self._postings]
+        if not hits:
+            return result
+        counts = np.bincount(np.concatenate(hits), minlength=len(self._owner))
+        matched = np.flatnonzero(counts >= self._length)
+        np.add.at(result, self._owner[matched], 1.0)
+        return result
