@@ -282,3 +282,29 @@ def test_jax_preallocation_steps_are_ruled_out_for_a_tensorflow_only_incident() 
         "test",
     )
     assert not validate(draft, tf_only).premises_ok
+
+
+@pytest.mark.parametrize(
+    ("error_type", "message"),
+    [
+        (
+            "tensorflow.python.framework.errors_impl.InvalidArgumentError",
+            "Negative dimension size caused by subtracting 3 from 1 for"
+            " '{{node conv2d_4/Conv2D}}' with input shapes: [?,1,1,256], [3,3,256,512].",
+        ),
+        (
+            "ValueError",
+            "Exception encountered when calling layer 'max_pooling2d_3' (type MaxPooling2D)."
+            " Computed output size would be negative. Received `inputs shape=(None, 1, 1, 64)`."
+            " File /usr/lib/python3/site-packages/keras/src/layers/pooling/base_pooling.py",
+        ),
+    ],
+)
+def test_a_keras_input_smaller_than_the_kernel_is_resized_with_tensorflow(
+    error_type: str, message: str
+) -> None:
+    ctx = _ctx("conv-input-smaller-than-kernel", error_type, message)
+    assert "tensorflow" in read_premises(ctx).frameworks
+    action = OfflineProvider().suggest(ctx).action
+    assert "tf.image.resize" in action or "Resizing" in action, action
+    assert "transforms.Resize" not in action and "torch" not in action.lower(), action
