@@ -83,7 +83,7 @@ def _sentry_tags(event: JsonObject) -> dict[str, str]:
         "sdk.name": sdk.get("name"),
         "sdk.version": sdk.get("version"),
     }
-    return {key: text(value) for key, value in found.items() if text(value)}
+    return {key: shown for key, value in found.items() if (shown := text(value))}
 
 
 def _merge_tags(tags: dict[str, str], sentry_tags: dict[str, str]) -> dict[str, str]:

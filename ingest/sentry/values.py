@@ -25,6 +25,8 @@ def as_dict(value: Any) -> JsonObject:
 
 def text(value: Any, limit: int = MAX_FIELD) -> str:
     """A scalar as text; containers become "" so a stray object never lands in a str field."""
+    if type(value) is str:  # most values (JSON's strings): what `str(value)[:limit]` gives
+        return value[:limit]
     if value is None or isinstance(value, (dict, list, tuple, set)):
         return ""
     if isinstance(value, bool):
@@ -46,9 +48,11 @@ def as_repr(value: Any, limit: int = MAX_FIELD) -> str:
 
 
 def first(mapping: JsonObject, keys: tuple[str, ...]) -> Any:
+    """The value of the first of `keys` that is there and not null."""
     for key in keys:
-        if mapping.get(key) is not None:
-            return mapping[key]
+        value = mapping.get(key)
+        if value is not None:
+            return value
     return None
 
 
