@@ -13,8 +13,11 @@ in the error type; the
 inference context's ``framework`` field; and the error classes only one framework raises
 (its documented error module: ``tf.errors``, ``jax.errors``). Options come from the
 message's own sentences that say an option is set, enabled or passed already ("Since
-`find_unused_parameters=True` is enabled", "max_length is already set to 20"). Nothing
-here knows a runbook, a step or a case.
+`find_unused_parameters=True` is enabled", "max_length is already set to 20"), and from
+the launch commands in the log lines (``vllm serve m --enforce-eager``,
+``docker run --ipc=host ...``): a flag on the command that ran is set (``-`` read as ``_``,
+so ``--trust-remote-code`` is ``trust_remote_code``). Nothing here knows a runbook, a step
+or a case.
 """
 
 from __future__ import annotations
@@ -26,7 +29,13 @@ from typing import Any
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 
-__all__ = ["IncidentSetting", "frameworks_in", "options_already_set", "read_setting"]
+__all__ = [
+    "IncidentSetting",
+    "frameworks_in",
+    "options_already_set",
+    "options_in_commands",
+    "read_setting",
+]
 
 #: Top-level packages (as they appear in module paths and file paths) and the framework
 #: whose API they are. Libraries that run on several frameworks (transformers) name none.
@@ -111,6 +120,18 @@ _IS_SET = linear(
 )
 _ALREADY = linear(r"\balready\s+" + _SET + r"\s+" + _NAME)
 _MAX_TEXT = 20_000
+#: A launch command: a line that starts (after a shell prompt and ``VAR=value`` assignments)
+#: with a lower-case program and at most three words before its first ``--flag``. A log
+#: line that quotes a flag as advice ("INFO ... use '--enforce-eager' in the CLI") starts
+#: with a level or a timestamp and is not one.
+_COMMAND_LINE = linear(
+    r"^\s*(?:[$>#]\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*[a-z.~/][\w.~/-]*"
+    r"(?:\s+(?:[^\s-]\S*|-[A-Za-z]\b)){0,3}\s+--[A-Za-z]"
+)
+_FLAG = linear(
+    r"(?:^|\s)--(?P<name>[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])(?:[= ](?P<value>[^\s-][^\s]*))?"
+)
+_MAX_COMMAND_LINES = 50
 
 
 @dataclass(frozen=True)
@@ -137,6 +158,20 @@ def options_already_set(message: str) -> dict[str, str]:
             name = match.group("name").strip(".-")
             value = (groups.get("value") or groups.get("to") or "").strip(".")
             if name and _option_like(name, value):
+                found.setdefault(name, value)
+    return found
+
+
+def options_in_commands(lines: Iterable[str]) -> dict[str, str]:
+    """Flags of the launch commands among ``lines``, with the value each is given ("" for a
+    switch), named with ``_`` for ``-``."""
+    found: dict[str, str] = {}
+    commands = (line[:_MAX_TEXT] for line in lines if _COMMAND_LINE.search(line[:_MAX_TEXT]))
+    for _, line in zip(range(_MAX_COMMAND_LINES), commands, strict=False):
+        for match in _FLAG.finditer(line):
+            value = (match.group("value") or "").strip("'\"")
+            name = match.group("name").replace("-", "_")
+            if _option_like(name, value):  # a bare ``--fp16`` is too plain a word to find
                 found.setdefault(name, value)
     return found
 
@@ -194,6 +229,7 @@ def read_setting(
 ) -> IncidentSetting:
     """The incident's frameworks and already-set options, from its own text, log lines and
     context."""
+    logs = list(logs)
     frame_texts = [
         " ".join(str(frame.get(key) or "") for key in ("module", "filename", "context_line"))
         for frame in frames
@@ -203,7 +239,8 @@ def read_setting(
     declared = str((inference_context or {}).get("framework") or "").strip().lower()
     if declared in _CONTEXT_NAMES:
         frameworks.add(_CONTEXT_NAMES[declared])
-    return IncidentSetting(frozenset(frameworks), options_already_set(message))
+    options = options_in_commands(logs) | options_already_set(message)  # the message wins
+    return IncidentSetting(frozenset(frameworks), options)
 
 
 def log_texts(logs: Iterable[Any]) -> list[str]:

@@ -10,6 +10,9 @@ anywhere, or an error. "Ignore it" fits the first and is never the action for th
 
 ``model-already-quantized``: a GPTQ/AWQ/GGUF/4-bit checkpoint, load or engine flag; "load a
 quantized checkpoint" is then no fix for its out-of-memory error.
+
+Flags of the launch command in the logs (``vllm serve m --enforce-eager``) are already set: a
+step that turns one on again is not the action.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pytest
 from ingest.parsing.shapes import extract_shape_diff
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.environment_facts import environment_facts
+from rca.suggestion.incident_setting import options_in_commands
 from rca.suggestion.premises import read_premises
 from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.validation import validate
@@ -351,3 +355,80 @@ def test_an_engine_oom_while_another_process_fills_the_gpu_is_not_told_eager_mod
         "vllm-engine-cuda-oom",
     )
     assert not validate(eager, ctx).premises_ok
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "value"),
+    [
+        ("vllm serve org/model --enforce-eager --gpu-memory-utilization 0.95", "enforce_eager", ""),
+        (
+            "$ python -m vllm.entrypoints.openai.api_server --model m --trust-remote-code",
+            "trust_remote_code",
+            "",
+        ),
+        (
+            "CUDA_VISIBLE_DEVICES=0,1 vllm serve m --tensor-parallel-size 2",
+            "tensor_parallel_size",
+            "2",
+        ),
+        (
+            "python3 -m sglang.launch_server --model-path m --mem-fraction-static 0.8",
+            "mem_fraction_static",
+            "0.8",
+        ),
+        (
+            "text-generation-launcher --model-id m --max-input-length 4095",
+            "max_input_length",
+            "4095",
+        ),
+    ],
+)
+def test_flags_of_the_launch_command_in_the_logs_are_already_set(
+    command: str, option: str, value: str
+) -> None:
+    assert options_in_commands([command]).get(option) == value
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO 02-17 03:15:22 model_runner.py:625] Capturing the model for CUDA graphs. To run the"
+        " model in eager mode, set 'enforce_eager=True' or use '--enforce-eager' in the CLI.",
+        "You can pass --enforce-eager to avoid this",
+        "ERROR: pass --trust-remote-code to load this model",
+        "trtexec --onnx=model.onnx --fp16",  # a bare switch named by a plain word: not read
+    ],
+)
+def test_flags_quoted_as_advice_or_plain_switches_are_not_read_as_set(line: str) -> None:
+    assert not {"enforce_eager", "trust_remote_code", "fp16"} & set(options_in_commands([line]))
+
+
+def test_eager_mode_is_not_suggested_to_an_engine_launched_in_eager_mode() -> None:
+    message = (
+        "ValueError: No available memory for the cache blocks. Try increasing"
+        " `gpu_memory_utilization` when initializing the engine."
+    )
+    for command in (
+        "vllm serve org/model --enforce-eager --gpu-memory-utilization 0.5",
+        "python -m vllm.entrypoints.openai.api_server --model org/model --enforce-eager",
+    ):
+        ctx = _ctx(message, ("vllm-no-memory-cache-blocks", 0.9), logs=(command,))
+        assert "enforce_eager" in read_premises(ctx).options_set
+        assert "enforce" not in OfflineProvider().suggest(ctx).action
+        again = _draft(
+            "Start the engine with `enforce_eager=True` (`--enforce-eager`).",
+            "vllm-no-memory-cache-blocks",
+        )
+        assert not validate(again, ctx).premises_ok
+    # The same message with the engine's own advice in its log keeps eager mode open.
+    advice = (
+        "INFO model_runner.py:1413] Capturing cudagraphs for decoding. To run the model in eager"
+        " mode, set 'enforce_eager=True' or use '--enforce-eager' in the CLI."
+    )
+    ctx = _ctx(message, ("vllm-no-memory-cache-blocks", 0.9), logs=(advice,))
+    assert "enforce_eager" not in read_premises(ctx).options_set
+    eager = _draft(
+        "Start the engine with `enforce_eager=True` (`--enforce-eager`).",
+        "vllm-no-memory-cache-blocks",
+    )
+    assert validate(eager, ctx).premises_ok
