@@ -42,17 +42,27 @@ __all__ = [
 
 
 class _Tally:
-    """Redactions made so far, and the match budget one scrub shares across its strings."""
+    """Redactions made so far, and the match budget one scrub shares across its strings;
+    `present`, when known, the triggers the whole (ASCII) document holds (`scrub_parsed`)."""
 
-    __slots__ = ("budget", "redactions")
+    __slots__ = ("budget", "present", "redactions")
 
-    def __init__(self) -> None:
+    def __init__(self, present: tuple[str, ...] | None = None) -> None:
         self.redactions = 0
         self.budget = substitute.Budget(MAX_MATCHES)
+        self.present = present
 
 
 def _apply(text: str, rules: tuple[Rule, ...], tally: _Tally) -> str:
-    if not text or PREFILTER.search(text) is None:
+    if not text:
+        return text
+    if tally.present is not None and text.isascii():
+        # ASCII: the prefilter finds a trigger iff one is a substring of the lowercased
+        # text, and only those the document holds can be (~0.2 us, not ~1.5 us for RE2).
+        low = text.lower()
+        if not any(trigger in low for trigger in tally.present):
+            return text
+    elif PREFILTER.search(text) is None:
         return text
     if tally.budget.left <= 0:
         tally.redactions += 1
@@ -175,7 +185,27 @@ def scrub_parsed(value: Any, text: str) -> Any:
     """``scrub(value)`` for a value read from the JSON document ``text`` (or ``storable`` of
     it, which turns no string into one with a trigger): ``value`` itself, not a copy, when
     the text shows nothing to scrub; the inbox processor has each payload's text, and
-    most incidents hold no secret, so their walk of every string is skipped."""
+    most incidents hold no secret, so their walk of every string is skipped. Otherwise,
+    in an ASCII document, each string is screened for the few triggers the document holds
+    (any trigger of one of its strings is in it, see `_finds_nothing_in`) instead of by
+    the prefilter: `release: app@1.2` or `framework_version` need not cost an RE2 call
+    per string."""
     if _finds_nothing_in(text) and _within_depth(value, text):
         return value
-    return scrub(value)
+    if not (text.isascii() and "\\u" not in text and "\\/" not in text):
+        return scrub(value)
+    return _scrub(value, _Tally(_triggers_in(text)), 0)
+
+
+def _triggers_in(text: str) -> tuple[str, ...]:
+    """For each position of the ASCII document where a trigger starts, the one the prefilter
+    finds there: one engine call per position, not a scan per trigger. A trigger inside a
+    string is reported, or another starting where it does; that one lies inside the
+    string too (no trigger holds a quote or a backslash), so screening a string by the
+    triggers reported finds whatever the prefilter finds in it."""
+    found: set[str] = set()
+    match = PREFILTER.search(text)
+    while match is not None:
+        found.add(match[0].lower())
+        match = PREFILTER.search(text, match.start() + 1)
+    return tuple(found)
