@@ -76,7 +76,7 @@ _PIP_CONFLICT = linear(
 #: "jaxlib version 0.4.31 is newer than and incompatible with jax version 0.4.20."
 _OUT_OF_STEP = linear(
     rf"(?P<pkg>{_PKG}) (?:version )?(?P<have>{_NUM}) is (?P<cmp>newer|older) than"
-    rf"(?: and incompatible with)? (?:the )?(?P<owner>{_PKG})(?: version)? (?P<need>{_NUM})",
+    rf" and incompatible with (?:the )?(?P<owner>{_PKG})(?: version)? (?P<need>{_NUM})",
     ignore_case=True,
 )
 #: A requirement stated in an error: "4 bit quantization requires bitsandbytes>=0.39.0",

@@ -138,6 +138,8 @@ def test_look_alikes_name_no_version_change() -> None:
         "Collecting transformers>=4.30 (from -r requirements.txt (line 3))",
         "deepspeed>=0.10.0,<=0.16.9 is required, but found deepspeed==0.12.0.",  # met
         "jaxlib is version 0.4.6, but this version of jax requires version >= 0.4.6.",  # met
+        # Newer, but not said to be incompatible: a newer driver runs older runtimes.
+        "CUDA driver version 12.2 is newer than the runtime version 11.8",
     ):
         assert version_change(text, [], {}) is None, text
     # A requirement the logs show met is not the cause (the fact required-version-installed
