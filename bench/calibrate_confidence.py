@@ -1,6 +1,6 @@
 """Refit the offline provider's confidence on the dev cases and print reliability tables.
 
-    .venv/bin/python bench/calibrate_confidence.py [--write] [--holdout] [--corpus DIR]
+    .venv/bin/python bench/calibrate_confidence.py [--write] [--holdout] [--corpus DIR] [--cv K]
 
 Cases: ``tests/data/dev_cases.jsonl`` and the ``split == "dev"`` lines of
 ``eval/realworld/cases-*.jsonl``. Each case goes through retrieval as ``rca eval --suggest``
@@ -17,6 +17,12 @@ chosen on all dev rows (:func:`rca.suggestion.calibration.choose_threshold`): ha
 then have no runbook of their kind, an assumption about real traffic, stated here. Nothing
 here reads a holdout case unless ``--holdout`` is given, and then only to print its
 reliability table and rates (score only: the fit and the threshold come from dev).
+
+``--cv K`` also runs the whole procedure (fit and threshold) K times, each time on all dev
+cases but one fold (a case and its leave-class-out row stay in the same fold), and scores
+the left-out fold: per-fold thresholds, out-of-fold answered right / wrong / abstained and
+the reliability of the out-of-fold probabilities, next to the parameters in the params
+file (as they were before this run) scored on the same folds.
 
 ``--write`` stores the fitted parameters in ``rca/suggestion/confidence_params.json``, the
 one place the provider reads them from.
@@ -36,6 +42,8 @@ DEV_FILES = [
     "tests/data/dev_cases.jsonl",
     "eval/realworld/cases-a.jsonl",
     "eval/realworld/cases-b.jsonl",
+    "eval/realworld/cases-d.jsonl",
+    "eval/realworld/cases-e.jsonl",
 ]
 HOLDOUT_FILES = ["eval/realworld/cases-a.jsonl", "eval/realworld/cases-b.jsonl"]
 FEATURES = ("retrieval", "margin", "step")
@@ -127,6 +135,74 @@ def _report(title: str, rows: list[dict[str, Any]], calibration: Any) -> None:
     )
 
 
+def _tally(rows: list[dict[str, Any]], p: list[float], thresholds: list[float]) -> str:
+    answered = [r["hit"] for r, pi, t in zip(rows, p, thresholds, strict=True) if pi >= t]
+    right, n = sum(answered), len(rows)
+    wrong = len(answered) - right
+    return (
+        f"{n} rows: answered {len(answered)}, right {right}, wrong {wrong}, "
+        f"right-wrong {right - wrong}, answered accuracy {right / max(len(answered), 1):.3f}, "
+        f"abstained {(n - len(answered)) / max(n, 1):.3f}"
+    )
+
+
+def _cross_validate(rows: list[dict[str, Any]], args: Any, features: list[str], k: int) -> None:
+    """K-fold over dev cases: the procedure of ``main`` on K-1 folds, scored on the rest."""
+    import numpy as np
+
+    from rca.suggestion.calibration import choose_threshold, fit_logistic, reliability
+    from rca.suggestion.confidence import Strength, load_calibration
+
+    old = load_calibration()
+    base = sorted({r["id"].removesuffix("-loco") for r in rows})
+    order = np.random.RandomState(args.seed).permutation(len(base))
+    fold_of = {base[j]: i % k for i, j in enumerate(order)}
+    rows = [r for r in rows if not (args.no_augment and r["augmented"])]
+    oof: dict[str, list[float]] = {"new": [], "new_t": [], "old": []}
+    scored: list[dict[str, Any]] = []
+    for fold in range(k):
+        train = [r for r in rows if fold_of[r["id"].removesuffix("-loco")] != fold]
+        test = [r for r in rows if fold_of[r["id"].removesuffix("-loco")] == fold]
+        weights = [args.augment_weight if r["augmented"] else 1.0 for r in train]
+        fit = fit_logistic(
+            [Strength(**r["strength"]) for r in train],
+            [r["hit"] for r in train],
+            features,
+            l2=args.l2,
+            weights=weights,
+        )
+        threshold = choose_threshold(
+            [fit.probability(Strength(**r["strength"])) for r in train],
+            [r["hit"] for r in train],
+            min_answered=args.min_answered,
+        )
+        p = [fit.probability(Strength(**r["strength"])) for r in test]
+        p_old = [old.probability(Strength(**r["strength"])) for r in test]
+        print(f"fold {fold}: {len(test)} rows, threshold {threshold:.3f}")
+        print(f"  refit  {_tally(test, p, [threshold] * len(test))}")
+        print(f"  old    {_tally(test, p_old, [old.threshold] * len(test))}")
+        oof["new"] += p
+        oof["new_t"] += [threshold] * len(test)
+        oof["old"] += p_old
+        scored += test
+    for subset, keep in (
+        ("all dev rows (the objective's population)", lambda r: True),
+        ("dev cases as collected", lambda r: not r["augmented"]),
+        ("leave-class-out rows", lambda r: r["augmented"]),
+    ):
+        idx = [i for i, r in enumerate(scored) if keep(r)]
+        sub = [scored[i] for i in idx]
+        print(f"out of fold, {subset}:")
+        new_p, old_p = [oof["new"][i] for i in idx], [oof["old"][i] for i in idx]
+        fold_t, old_t = [oof["new_t"][i] for i in idx], [old.threshold] * len(sub)
+        labels = [r["hit"] for r in sub]
+        print(f"  refit (per-fold threshold)  {_tally(sub, new_p, fold_t)}")
+        print(f"  refit, threshold {old.threshold:.3f}     {_tally(sub, new_p, old_t)}")
+        print(f"  old params ({old.threshold:.3f})       {_tally(sub, old_p, old_t)}")
+        print(reliability(new_p, labels).format("  reliability, refit out of fold"))
+        print(reliability(old_p, labels).format("  reliability, old params"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(REPO / "rca" / "runbooks"))
@@ -139,6 +215,8 @@ def main() -> None:
     parser.add_argument("--dump", help="write the dev rows here (JSON)")
     parser.add_argument("--write", action="store_true", help="store the fit in the params file")
     parser.add_argument("--holdout", action="store_true", help="score the holdout (never fit)")
+    parser.add_argument("--cv", type=int, default=0, help="K-fold cross-validation over dev cases")
+    parser.add_argument("--seed", type=int, default=0, help="fold assignment seed for --cv")
     args = parser.parse_args()
     setup_django()
 
@@ -153,6 +231,8 @@ def main() -> None:
         Path(args.dump).write_text(json.dumps(rows), encoding="utf-8")
     fit_rows = [r for r in rows if not (args.no_augment and r["augmented"])]
     features = [f for f in args.features.split(",") if f]
+    if args.cv:
+        _cross_validate(rows, args, features, args.cv)
     figures = [Strength(**r["strength"]) for r in fit_rows]
     labels = [r["hit"] for r in fit_rows]
     weights = [args.augment_weight if r["augmented"] else 1.0 for r in fit_rows]
