@@ -44,6 +44,7 @@ DEV_FILES = [
     "eval/realworld/cases-b.jsonl",
     "eval/realworld/cases-d.jsonl",
     "eval/realworld/cases-e.jsonl",
+    "eval/realworld/cases-g.jsonl",
 ]
 HOLDOUT_FILES = ["eval/realworld/cases-a.jsonl", "eval/realworld/cases-b.jsonl"]
 FEATURES = ("retrieval", "margin", "step")
