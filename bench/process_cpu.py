@@ -12,17 +12,24 @@ a few rows while requests keep coming, up to RCA_INBOX_BATCH in a backlog).
 Prints, per kind and batch size, ms of CPU per incident in this process and in the
 database server's backend (read from /proc: the embedded cluster runs on this machine and
 shares its cores); with BENCH_PROFILE=1 also a cProfile of the processing (sorted by
-BENCH_SORT, default tottime; top BENCH_TOP rows). Filling is not timed. Figures only: the
-machine is shared, read the load average printed with them.
+BENCH_SORT, default tottime; top BENCH_TOP rows); with BENCH_STATEMENTS=1 the database's
+CPU by statement (`log_statement_stats`, sent back as notices: parse, plan and execute of
+each statement Django's cursors run, a COMMIT counted with the statement before it; the
+kernel charges CPU by ticks, so only sums over hundreds of statements mean anything; needs a
+superuser, as the embedded cluster's is; it adds CPU of its own to both figures). Filling
+is not timed. Figures only: the machine is shared, read the load average printed with them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import cProfile
 import os
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("RCA_INGEST_INLINE", "0")
 os.environ.setdefault("RCA_RATE_LIMIT_PER_MINUTE", "6000000")
@@ -45,6 +52,7 @@ from ingest.models import InboxItem, Project  # noqa: E402
 N = int(os.environ.get("BENCH_N", "1000"))
 BATCHES = [int(b) for b in os.environ.get("BENCH_BATCHES", "10,500").split(",")]
 PROFILE = os.environ.get("BENCH_PROFILE", "0") == "1"
+STATEMENTS = os.environ.get("BENCH_STATEMENTS", "0") == "1"
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -60,6 +68,47 @@ def backend_cpu_s() -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
 
 
+class StatementCpu:
+    """The backend's CPU per statement text while active (BENCH_STATEMENTS=1)."""
+
+    _USAGE = re.compile(r"([\d.]+) s user, ([\d.]+) s system")
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.count: dict[str, int] = {}
+        self._current = "(before the first statement)"
+
+    def _wrap(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        self._current = re.sub(r'"s\d+_x\d+"', "<name>", sql.strip().splitlines()[0])[:72]
+        self.count[self._current] = self.count.get(self._current, 0) + 1
+        return execute(sql, params, many, context)
+
+    def _notice(self, diag: Any) -> None:
+        if found := self._USAGE.search(f"{diag.message_primary} {diag.message_detail or ''}"):
+            cpu = float(found.group(1)) + float(found.group(2))
+            self.seconds[self._current] = self.seconds.get(self._current, 0.0) + cpu
+
+    @contextlib.contextmanager
+    def measuring(self) -> Iterator[None]:
+        with connection.cursor() as cursor:
+            cursor.execute("SET client_min_messages = log")
+            cursor.execute("SET log_statement_stats = on")
+        connection.connection.add_notice_handler(self._notice)
+        try:
+            with connection.execute_wrapper(self._wrap):
+                yield
+        finally:
+            connection.connection.remove_notice_handler(self._notice)
+            with connection.cursor() as cursor:
+                cursor.execute("RESET log_statement_stats")
+                cursor.execute("RESET client_min_messages")
+
+    def print(self, done: int) -> None:
+        for text, seconds in sorted(self.seconds.items(), key=lambda kv: -kv[1]):
+            runs = self.count.get(text, 0)
+            print(f"  {seconds * 1e6 / done:7.1f} us/incident {runs:6d}x  {text}")
+
+
 def drain(batch: int) -> int:
     done = 0
     while n := process_pending(batch):
@@ -71,11 +120,13 @@ def run(name: str, fill: Callable[[int], None], batch: int) -> None:
     fill(N)
     waiting = InboxItem.objects.filter(failed_at__isnull=True).count()
     prof = cProfile.Profile(time.process_time) if PROFILE else None  # CPU, not waits
+    stats = StatementCpu() if STATEMENTS else None
     db_start = backend_cpu_s()
     start = time.process_time()
     if prof:
         prof.enable()
-    done = drain(batch)
+    with stats.measuring() if stats else contextlib.nullcontext():
+        done = drain(batch)
     if prof:
         prof.disable()
     cpu = time.process_time() - start
@@ -87,6 +138,8 @@ def run(name: str, fill: Callable[[int], None], batch: int) -> None:
         f"{' (profiled)' if prof else ''}",
         flush=True,
     )
+    if stats:
+        stats.print(done)
     if prof:
         _env.print_profile(prof)
 
