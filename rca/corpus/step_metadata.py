@@ -124,6 +124,28 @@ FACTS: dict[str, str] = {
     ),
     "public-name-missing": "a name imported from a package's top or first-level module is missing",
     "internal-name-missing": "a name imported from a package's internal module is missing",
+    "library-call-rejects-argument": (
+        "an installed package's own code passes a keyword argument the function it calls"
+        " does not accept (its frame raised the TypeError)"
+    ),
+    "module-name-missing": "a package's module has no attribute the code uses",
+    "name-used-by-other-package": (
+        "the missing name is used by another installed package's code, not the user's"
+    ),
+    "argument-removed-by-release": (
+        "a keyword argument a library's code passes was, the message or logs say, removed or"
+        " deprecated by a release of the library it calls"
+    ),
+    "removal-unstated": (
+        "an argument or module name is missing and neither message nor logs say a release"
+        " removed or deprecated it"
+    ),
+    "name-removed-by-release": (
+        "the message or logs say a release removed or deprecated the module's missing name"
+    ),
+    "extension-symbol-missing": (
+        "a compiled extension under site-packages has an undefined symbol"
+    ),
     "autograd-off-in-code": "the failing code already runs under torch.no_grad / inference_mode",
     "cuda-graphs-captured": "the logs show CUDA graphs being captured",
     "gpu-support-not-built": (

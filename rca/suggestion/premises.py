@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
+from rca.suggestion.api_drift import drift_facts, read_drift
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import log_texts, setting_of
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
@@ -96,6 +97,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     message = ctx.message or ""
     setting = setting_of(ctx)
     facts = incident_facts(message, list(ctx.shape_diff), _code_texts(ctx))
+    facts |= drift_facts(read_drift(message, ctx.frames, log_texts(ctx.logs)))
     return Premises(facts, setting.frameworks, setting.options_set)
 
 

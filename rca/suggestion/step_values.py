@@ -15,6 +15,10 @@ suggestion carries an unfilled template.
 ``built-version``, ``missing-name``
     The component a version-pairing failure names and the versions around it
     (:mod:`.version_pairs`): "Upgrade {package} to {target-version}".
+``caller-package``, ``argument``, ``extension-package`` (and ``package``,
+``missing-name`` when no version pairing gives them)
+    The installed package an API-drift failure points at (:mod:`.api_drift`): "Upgrade
+    {caller-package} (it passes {argument} ...)".
 ``framework``
     The frameworks the incident's code shows (:mod:`.incident_setting`), comma-separated.
     It also chooses the wording of a step with framework variants (``For tensorflow:``
@@ -30,6 +34,8 @@ import re
 from typing import TYPE_CHECKING
 
 from rca.corpus.step_metadata import variant_lines
+from rca.suggestion.api_drift import VALUE_NAMES as DRIFT_VALUES
+from rca.suggestion.api_drift import drift_values, read_drift
 from rca.suggestion.incident_facts import key_prefix
 from rca.suggestion.incident_setting import log_texts, setting_of
 from rca.suggestion.version_pairs import VALUE_NAMES as VERSION_VALUES
@@ -41,7 +47,9 @@ if TYPE_CHECKING:
 __all__ = ["VALUE_NAMES", "choose_variant", "fill_values", "incident_values", "step_wordings"]
 
 VALUE_NAMES = (
-    frozenset({"actual-size", "expected-size", "key-prefix", "framework"}) | VERSION_VALUES
+    frozenset({"actual-size", "expected-size", "key-prefix", "framework"})
+    | VERSION_VALUES
+    | DRIFT_VALUES
 )
 # Runbook text only (operator-shipped steps), short: plain re is fine.
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z-]*)\}")
@@ -107,6 +115,9 @@ def incident_values(ctx: AnalysisContext) -> dict[str, str]:
         values["framework"] = ", ".join(sorted(frameworks))
     code = [str(frame.get("context_line") or "") for frame in ctx.frames]
     values.update(version_values(ctx.message or "", [*log_texts(ctx.logs), *code]))
+    drift = read_drift(ctx.message or "", ctx.frames, log_texts(ctx.logs))
+    for name, value in drift_values(drift).items():
+        values.setdefault(name, value)  # a version pairing's package and name come first
     return values
 
 
