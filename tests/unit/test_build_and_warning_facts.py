@@ -16,28 +16,12 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.parsing.shapes import extract_shape_diff
-from rca.suggestion.context import AnalysisContext
 from rca.suggestion.environment_facts import environment_facts
 from rca.suggestion.premises import read_premises
-from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.validation import validate
-from tests.support.evidence import evidence
-
-
-def _ctx(message: str, *ranked: tuple[str, float], logs: tuple[str, ...] = ()) -> AnalysisContext:
-    return AnalysisContext(
-        error_type="",
-        message=message,
-        shape_diff=extract_shape_diff(message),
-        logs=[{"message": line} for line in logs],
-        evidence=evidence(*ranked),
-    )
-
-
-def _draft(action: str, runbook: str) -> Draft:
-    return Draft(action, "Because.", runbook, 0.5, "test", "test")
-
+from tests.support.evidence import draft as answer
+from tests.support.evidence import message_context
 
 _ORT_CPU_ONLY = (
     "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider"
@@ -82,11 +66,11 @@ def test_builds_that_have_gpu_support_or_say_nothing_of_it_give_no_such_fact(lin
 
 @pytest.mark.parametrize("message", _ORT_CPU_ONLY)
 def test_a_cpu_only_onnxruntime_is_answered_with_the_gpu_package(message: str) -> None:
-    ctx = _ctx(message, ("onnxruntime-cuda-provider-missing", 0.9))
+    ctx = message_context(message, ("onnxruntime-cuda-provider-missing", 0.9))
     action = OfflineProvider().suggest(ctx).action
     assert "onnxruntime-gpu" in action
     # Passing the providers again is what the user already did: the premise is contradicted.
-    again = _draft(
+    again = answer(
         "Pass providers explicitly and check the session's result (`sess.get_providers()`).",
         "onnxruntime-cuda-provider-missing",
     )
@@ -99,9 +83,9 @@ def test_a_gpu_build_whose_cuda_libraries_are_missing_may_still_get_the_librarie
         " load library libonnxruntime_providers_cuda.so with error: libcudnn.so.8: cannot open"
         " shared object file"
     )
-    ctx = _ctx(message, ("onnxruntime-cuda-provider-missing", 0.9))
+    ctx = message_context(message, ("onnxruntime-cuda-provider-missing", 0.9))
     assert "gpu-support-not-built" not in read_premises(ctx).facts
-    libraries = _draft(
+    libraries = answer(
         "Install the CUDA and cuDNN libraries the ONNX Runtime release requires.",
         "onnxruntime-cuda-provider-missing",
     )
@@ -116,9 +100,9 @@ def test_a_gpu_build_whose_cuda_libraries_are_missing_may_still_get_the_librarie
     ],
 )
 def test_a_cpu_only_torch_is_not_answered_with_container_gpu_flags(message: str) -> None:
-    ctx = _ctx(message, ("cuda-not-available-cpu-build", 0.9))
+    ctx = message_context(message, ("cuda-not-available-cpu-build", 0.9))
     assert "index-url" in OfflineProvider().suggest(ctx).action
-    docker = _draft(
+    docker = answer(
         "Start containers with GPU access (`docker run --gpus all`).",
         "cuda-not-available-cpu-build",
     )
@@ -181,7 +165,7 @@ def test_a_warning_followed_by_an_error_elsewhere_is_not_warning_only() -> None:
     ],
 )
 def test_a_vllm_cast_notice_is_answered_with_ignore_and_why(message: str) -> None:
-    ctx = _ctx(
+    ctx = message_context(
         message, ("warning-vllm-dtype-cast", 0.9), logs=("vllm serve org/model --port 8000",)
     )
     draft = OfflineProvider().suggest(ctx)
@@ -194,9 +178,9 @@ def test_an_error_in_a_warning_runbook_is_never_answered_with_ignore() -> None:
         "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
         " Your Tesla T4 GPU has compute capability 7.5."
     )
-    ctx = _ctx(message, ("warning-vllm-dtype-cast", 0.9))
+    ctx = message_context(message, ("warning-vllm-dtype-cast", 0.9))
     assert "ignore" not in OfflineProvider().suggest(ctx).action.lower()
-    ignore = _draft("Ignore the cast notice when outputs are correct.", "warning-vllm-dtype-cast")
+    ignore = answer("Ignore the cast notice when outputs are correct.", "warning-vllm-dtype-cast")
     assert not validate(ignore, ctx).premises_ok
 
 
@@ -205,10 +189,10 @@ def test_a_tensorrt_build_that_failed_is_not_answered_with_ignore() -> None:
         "[01/02/2024-10:00:00] [E] Error[10]: Could not find any implementation for node"
         " /Conv_3 because no tactic could run (Skipping tactic 0x0 due to insufficient memory)"
     )
-    ctx = _ctx(message, ("warning-tensorrt-tactic-skipped", 0.9))
+    ctx = message_context(message, ("warning-tensorrt-tactic-skipped", 0.9))
     assert "ignore" not in OfflineProvider().suggest(ctx).action.lower()
     warning = "[01/02/2024-10:00:00] [W] [TRT] Skipping tactic 0x0 due to insufficient memory"
-    ctx = _ctx(warning, ("warning-tensorrt-tactic-skipped", 0.9))
+    ctx = message_context(warning, ("warning-tensorrt-tactic-skipped", 0.9))
     assert OfflineProvider().suggest(ctx).action.lower().startswith("ignore")
 
 
@@ -252,8 +236,8 @@ def test_unquantized_models_and_quantization_words_alone_give_no_such_fact(line:
     ],
 )
 def test_a_quantized_model_that_does_not_fit_is_not_told_to_quantize(message: str) -> None:
-    ctx = _ctx(message, ("cuda-oom-model-too-large", 0.9))
-    quantize = _draft(
+    ctx = message_context(message, ("cuda-oom-model-too-large", 0.9))
+    quantize = answer(
         "Load a quantized checkpoint (AWQ/GPTQ/FP8 or bitsandbytes 8-bit/4-bit).",
         "cuda-oom-model-too-large",
     )
@@ -262,11 +246,11 @@ def test_a_quantized_model_that_does_not_fit_is_not_told_to_quantize(message: st
 
 
 def test_an_unquantized_model_that_does_not_fit_may_be_told_to_quantize() -> None:
-    ctx = _ctx(
+    ctx = message_context(
         "torch.OutOfMemoryError: CUDA out of memory loading meta-llama/Llama-2-70b-hf",
         ("cuda-oom-model-too-large", 0.9),
     )
-    quantize = _draft(
+    quantize = answer(
         "Load a quantized checkpoint (AWQ/GPTQ/FP8 or bitsandbytes 8-bit/4-bit).",
         "cuda-oom-model-too-large",
     )

@@ -11,27 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.parsing.shapes import extract_shape_diff
-from rca.suggestion.context import AnalysisContext
 from rca.suggestion.incident_setting import options_in_commands
 from rca.suggestion.premises import read_premises
-from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.validation import validate
-from tests.support.evidence import evidence
-
-
-def _ctx(message: str, *ranked: tuple[str, float], logs: tuple[str, ...] = ()) -> AnalysisContext:
-    return AnalysisContext(
-        error_type="",
-        message=message,
-        shape_diff=extract_shape_diff(message),
-        logs=[{"message": line} for line in logs],
-        evidence=evidence(*ranked),
-    )
-
-
-def _draft(action: str, runbook: str) -> Draft:
-    return Draft(action, "Because.", runbook, 0.5, "test", "test")
+from tests.support.evidence import draft as answer
+from tests.support.evidence import message_context
 
 
 @pytest.mark.parametrize(
@@ -53,7 +38,11 @@ def _draft(action: str, runbook: str) -> Draft:
 def test_the_kv_cache_limit_is_given_with_the_incidents_own_token_count(
     message: str, tokens: str
 ) -> None:
-    action = OfflineProvider().suggest(_ctx(message, ("vllm-max-model-len-kv-cache", 0.9))).action
+    action = (
+        OfflineProvider()
+        .suggest(message_context(message, ("vllm-max-model-len-kv-cache", 0.9)))
+        .action
+    )
     assert "max-model-len" in action
     assert f"{tokens} here" in action
 
@@ -64,7 +53,11 @@ def test_a_kv_cache_message_without_the_token_count_gets_no_number() -> None:
         " (4.00 GiB KV cache is needed, which is larger than the available KV cache memory"
         " (2.50 GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len`."
     )
-    action = OfflineProvider().suggest(_ctx(message, ("vllm-max-model-len-kv-cache", 0.9))).action
+    action = (
+        OfflineProvider()
+        .suggest(message_context(message, ("vllm-max-model-len-kv-cache", 0.9)))
+        .action
+    )
     assert "max-model-len" in action
     assert "here)" not in action and "{" not in action
 
@@ -86,7 +79,7 @@ _ENGINE_OOM = (
     ],
 )
 def test_an_engine_oom_during_graph_capture_is_answered_with_eager_mode(capture: str) -> None:
-    ctx = _ctx(
+    ctx = message_context(
         _ENGINE_OOM,
         ("vllm-engine-cuda-oom", 0.9),
         ("cuda-oom-model-too-large", 0.8),
@@ -102,11 +95,11 @@ def test_an_engine_oom_while_another_process_fills_the_gpu_is_not_told_eager_mod
         " memory in use. Of the allocated memory 1.20 GiB is allocated by PyTorch, and 20.00 MiB"
         " is reserved by PyTorch but unallocated."
     )
-    ctx = _ctx(message, ("vllm-engine-cuda-oom", 0.9), logs=("vllm serve org/model",))
+    ctx = message_context(message, ("vllm-engine-cuda-oom", 0.9), logs=("vllm serve org/model",))
     assert "memory-held-elsewhere" in read_premises(ctx).facts
     action = OfflineProvider().suggest(ctx).action
     assert "CUDA_VISIBLE_DEVICES" in action
-    eager = _draft(
+    eager = answer(
         "Start the engine in eager mode, or lower `--gpu-memory-utilization`, so CUDA graph"
         " capture has headroom.",
         "vllm-engine-cuda-oom",
@@ -169,10 +162,10 @@ def test_eager_mode_is_not_suggested_to_an_engine_launched_in_eager_mode() -> No
         "vllm serve org/model --enforce-eager --gpu-memory-utilization 0.5",
         "python -m vllm.entrypoints.openai.api_server --model org/model --enforce-eager",
     ):
-        ctx = _ctx(message, ("vllm-no-memory-cache-blocks", 0.9), logs=(command,))
+        ctx = message_context(message, ("vllm-no-memory-cache-blocks", 0.9), logs=(command,))
         assert "enforce_eager" in read_premises(ctx).options_set
         assert "enforce" not in OfflineProvider().suggest(ctx).action
-        again = _draft(
+        again = answer(
             "Start the engine with `enforce_eager=True` (`--enforce-eager`).",
             "vllm-no-memory-cache-blocks",
         )
@@ -182,9 +175,9 @@ def test_eager_mode_is_not_suggested_to_an_engine_launched_in_eager_mode() -> No
         "INFO model_runner.py:1413] Capturing cudagraphs for decoding. To run the model in eager"
         " mode, set 'enforce_eager=True' or use '--enforce-eager' in the CLI."
     )
-    ctx = _ctx(message, ("vllm-no-memory-cache-blocks", 0.9), logs=(advice,))
+    ctx = message_context(message, ("vllm-no-memory-cache-blocks", 0.9), logs=(advice,))
     assert "enforce_eager" not in read_premises(ctx).options_set
-    eager = _draft(
+    eager = answer(
         "Start the engine with `enforce_eager=True` (`--enforce-eager`).",
         "vllm-no-memory-cache-blocks",
     )
