@@ -23,6 +23,8 @@ from typing import Any
 from django.db import connection
 from django.db.models import Model
 
+from ingest.prepared import fetch
+
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
@@ -56,9 +58,7 @@ def insert_rows(objs: Sequence[Model]) -> None:
     sql, fields = _statement(type(objs[0]))
     rows = [{f.column: f.pre_save(obj, True) for f in fields} for obj in objs]
     document = json.dumps(rows, default=_json_default, ensure_ascii=False, separators=(",", ":"))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [document])
-        pks = [row[0] for row in cursor.fetchall()]
+    pks = [row[0] for row in fetch(sql, [document])]
     for obj, pk in zip(objs, pks, strict=True):
         obj.pk = pk
         obj._state.adding = False

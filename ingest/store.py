@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ingest import metrics
@@ -26,6 +26,7 @@ from ingest.bulk_insert import insert_rows
 from ingest.derive import Derived, derive
 from ingest.event_ids import normalise_event_id
 from ingest.models import Incident, Issue, Project
+from ingest.prepared import fetch
 from ingest.scrubbing import scrub, scrub_parsed
 from ingest.signals import incidents_stored
 from ingest.storable import storable
@@ -142,9 +143,7 @@ def _upsert_issues(project: Project, groups: dict[str, list[_Prepared]]) -> dict
         "n": [len(groups[fp]) for fp in fps],
         "seen": timezone.now(),
     }
-    with connection.cursor() as cursor:
-        cursor.execute(_UPSERT_ISSUES, params)
-        rows = cursor.fetchall()
+    rows = fetch(_UPSERT_ISSUES, params)
     return {
         fp: _IssueRow(issue_id, before is None, before == Issue.Status.RESOLVED)
         for issue_id, fp, before in rows
@@ -188,9 +187,7 @@ def _earlier(project: Project, client_ids: list[str]) -> dict[str, Incident]:
     already stored): a plain statement says so, and only what it finds is read as models."""
     if not client_ids:
         return {}
-    with connection.cursor() as cursor:
-        cursor.execute(_STORED_IDS, [project.pk, client_ids])
-        found = [event_id for (event_id,) in cursor.fetchall()]
+    found = [event_id for (event_id,) in fetch(_STORED_IDS, [project.pk, client_ids])]
     if not found:
         return {}
     return {i.event_id: i for i in Incident.objects.filter(project=project, event_id__in=found)}

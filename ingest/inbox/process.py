@@ -28,6 +28,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError, connection, transaction
 
 from ingest.models import InboxItem, Project
+from ingest.prepared import fetch
 from ingest.store import store_incidents
 
 log = logging.getLogger(__name__)
@@ -63,9 +64,7 @@ def _claim(limit: int, only: Sequence[int] | None, newest_first: bool = False) -
         only="AND id = ANY(%(only)s)" if only is not None else "",
         order="DESC" if newest_first else "",
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {"limit": limit, "only": list(only or [])})
-        rows = cursor.fetchall()
+    rows = fetch(sql, {"limit": limit, "only": list(only or [])})
     # Django's psycopg backend hands jsonb over as text (JSONField parses it itself).
     return [
         _Row(i, p, s, e, json.loads(payload), payload)
@@ -136,7 +135,6 @@ def process_pending(
         except Exception as exc:  # no traceback in the log: it may quote unscrubbed text
             log.warning("storing %d inbox rows failed (%s); one by one", len(rows), type(exc))
             _store_one_by_one(rows, projects)
-        with connection.cursor() as cursor:
-            # Marked-failed rows stay: the delete only takes rows that are still unmarked.
-            cursor.execute(_DELETE + " AND failed_at IS NULL", [[row.id for row in rows]])
+        # Marked-failed rows stay: the delete only takes rows that are still unmarked.
+        fetch(_DELETE + " AND failed_at IS NULL", [[row.id for row in rows]])
     return len(rows)

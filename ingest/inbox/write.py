@@ -143,9 +143,19 @@ def _insert_direct(records: Sequence[Record], conn: BaseDatabaseWrapper) -> list
 def _execute(conn: BaseDatabaseWrapper, cursor: Any, rows: str) -> list[InsertedRow]:
     """Run the prepared statement for the document `rows`, preparing it once per connection:
     PostgreSQL plans it once, not per request (Django's cursors bind client-side, and
-    psycopg prepares nothing for them)."""
+    psycopg prepares nothing for them).
+
+    The statement can vanish behind our back: a pooler's DISCARD ALL, or psycopg's own
+    DEALLOCATE ALL after a ROLLBACK on a connection where it holds prepared statements of
+    its own (`ingest/prepared.py`). Outside a transaction a failed EXECUTE is prepared and
+    run again. Inside one a failed statement would abort the caller's transaction, so on a
+    connection where psycopg prepares (its prepare_threshold is set) the name is looked up
+    first; elsewhere nothing deallocates it within a transaction, and the normal path stays
+    one round trip."""
     raw = conn.connection
-    if raw not in _prepared_on:
+    if raw not in _prepared_on or (
+        conn.in_atomic_block and raw.prepare_threshold is not None and not _exists(cursor)
+    ):
         cursor.execute(_PREPARE)
         _prepared_on.add(raw)
     try:
@@ -157,6 +167,12 @@ def _execute(conn: BaseDatabaseWrapper, cursor: Any, rows: str) -> list[Inserted
         cursor.execute(_PREPARE)
         cursor.execute(_EXECUTE, [rows])
     return [(int(i), int(p), str(e)) for i, p, e in cursor.fetchall()]
+
+
+def _exists(cursor: Any) -> bool:
+    """Whether this session holds the prepared statement (one round trip)."""
+    cursor.execute("SELECT 1 FROM pg_prepared_statements WHERE name = %s", [PREPARED])
+    return cursor.fetchone() is not None
 
 
 def _is_unknown_statement(exc: BaseException) -> bool:

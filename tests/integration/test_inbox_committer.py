@@ -7,12 +7,13 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from ingest.inbox import write as inbox_write
 from ingest.inbox.committer import Committer
 from ingest.inbox.records import make_records
 from ingest.models import InboxItem
+from ingest.prepared import fetch
 from tests.support.factories import project_with_key, shape_error
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -131,3 +132,24 @@ def test_a_statement_deallocated_behind_the_committers_back_is_prepared_again(co
         cursor.execute("DEALLOCATE ALL")
     assert [row[2] for row in committer.write(_records(project, ["after"]))] == ["after"]
     assert set(InboxItem.objects.values_list("event_id", flat=True)) == {"before", "after"}
+
+
+def test_a_write_in_a_transaction_after_psycopgs_deallocate_all_prepares_again():
+    """psycopg's ROLLBACK on a connection where it prepared statements (`ingest/prepared.py`)
+    sends DEALLOCATE ALL, which drops the inbox insert too; a write inside a transaction then
+    prepares it again instead of failing the caller's transaction."""
+    project = project_with_key("ml-platform").project
+    inbox_write.write(_records(project, ["before"]))  # prepared, outside a transaction
+    fetch("SELECT %s::int", [1])  # psycopg now holds a prepared statement here
+    with pytest.raises(RuntimeError), transaction.atomic():
+        connection.cursor().execute("SELECT 1")
+        raise RuntimeError  # the rollback deallocates everything on this connection
+    with transaction.atomic():
+        inside = inbox_write.write(_records(project, ["inside"]))
+        after = inbox_write.write(_records(project, ["after"]))  # prepared: no second PREPARE
+    assert [row.event_id for row in inside + after] == ["inside", "after"]
+    assert set(InboxItem.objects.values_list("event_id", flat=True)) == {
+        "before",
+        "inside",
+        "after",
+    }
