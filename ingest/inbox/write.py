@@ -123,9 +123,7 @@ def document(records: Sequence[Record]) -> str:
     return f"[{','.join(rows)}]"
 
 
-def _insert(
-    records: Sequence[Record], conn: BaseDatabaseWrapper = connection
-) -> list[tuple[int, int, str]]:
+def _insert(records: Sequence[Record], conn: BaseDatabaseWrapper = connection) -> list[InsertedRow]:
     """The one statement on this thread's connection (or `conn`), through Django's cursor."""
     with conn.cursor() as cursor:
         return _execute(conn, cursor, document(records))
