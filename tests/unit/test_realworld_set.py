@@ -20,9 +20,10 @@ DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 BOTH_FILES = ("cases-a.jsonl", "cases-b.jsonl")
 SECOND_HOLDOUT = "cases-c.jsonl"
 THIRD_HOLDOUT = "cases-f.jsonl"
-FRESH_HOLDOUTS = {"holdout2", "holdout3"}
+FOURTH_HOLDOUT = "cases-h.jsonl"
+FRESH_HOLDOUTS = {"holdout2", "holdout3", "holdout4"}
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second and third holdouts cover each of them.
+# Framework groups of issue 16; the second, third and fourth holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -184,5 +185,21 @@ def test_the_third_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != THIRD_HOLDOUT and c["split"] == "holdout3"]
     assert not elsewhere, f"holdout3 lines outside {THIRD_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in third) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 2}
+    assert not thin, f"framework groups with fewer than 2 cases: {thin}"
+
+
+def test_the_fourth_holdout_is_its_own_file_and_covers_every_group():
+    """cases-h.jsonl is a fourth fresh holdout (issue 16), built like cases-f: only
+    `holdout4` lines, `rh` ids, and `holdout4` appears nowhere else."""
+    if not (REALWORLD_DIR / FOURTH_HOLDOUT).exists():
+        pytest.skip(f"{FOURTH_HOLDOUT} not present")
+    fourth = [case for name, _, case in CASES if name == FOURTH_HOLDOUT]
+    assert len(fourth) >= 50
+    assert all(case["split"] == "holdout4" for case in fourth)
+    assert all(case["id"].startswith("rh") for case in fourth)
+    elsewhere = [c["id"] for n, _, c in CASES if n != FOURTH_HOLDOUT and c["split"] == "holdout4"]
+    assert not elsewhere, f"holdout4 lines outside {FOURTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in fourth) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 2}
     assert not thin, f"framework groups with fewer than 2 cases: {thin}"
