@@ -55,6 +55,9 @@ class Candidate:
     #: what it is scored by, whichever framework's wording ``action`` shows.
     step_action_tokens: set[str] = field(default_factory=set)
     step_reason_tokens: set[str] = field(default_factory=set)
+    #: The score's terms by mechanism (``runbook``, ``position``, ``overlap``, ``setting``,
+    #: ``fact``; they sum to ``score``): what ``bench/step_choice.py`` re-weighs.
+    parts: dict[str, float] = field(default_factory=dict)
 
 
 def _relative(item: Evidence, top: Evidence) -> float:
@@ -218,12 +221,14 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
     for candidate in candidates:
         own = candidate.step_action_tokens
         overlap = shared(own) + WEIGHTS.reason_share * shared(candidate.step_reason_tokens - own)
-        score = WEIGHTS.runbook * _relative(candidate.evidence, top)
-        score -= WEIGHTS.position_penalty * candidate.position
-        score += WEIGHTS.overlap * math.log1p(overlap / WEIGHTS.overlap_scale)
-        score += _setting_score(candidate.applies, incident, named)
-        score += _fact_score(candidate, incident)
-        candidate.score = score
+        candidate.parts = {
+            "runbook": WEIGHTS.runbook * _relative(candidate.evidence, top),
+            "position": -WEIGHTS.position_penalty * candidate.position,
+            "overlap": WEIGHTS.overlap * math.log1p(overlap / WEIGHTS.overlap_scale),
+            "setting": _setting_score(candidate.applies, incident, named),
+            "fact": _fact_score(candidate, incident),
+        }
+        candidate.score = sum(candidate.parts.values())
     # A stable sort keeps the first of equal scores: the better runbook, the earlier step.
     return sorted(candidates, key=lambda c: -c.score)
 
