@@ -49,9 +49,12 @@ FAILURE_CLASSES: frozenset[str] = frozenset(
         "engine_build_config",
         "engine_version_mismatch",
         "fsdp_config",
+        "fsdp_checkpoint",
         "gpu_memory_preallocation",
         "gpu_not_used",
         "graph_capture_limit",
+        "jax_immutable_array",
+        "jax_x64_precision",
         "keras_tf_keras_mix",
         "label_out_of_range",
         "missing_kernel_extension",
@@ -68,6 +71,7 @@ FAILURE_CLASSES: frozenset[str] = frozenset(
         "unsupported_model_format",
         "unsupported_operator",
         "zero3_checkpoint",
+        "zero_no_sync",
     }
 )
 
