@@ -13,6 +13,15 @@ Below the threshold Rootcause says it has no confident suggestion
 instead of a confident wrong action. The best guess is kept as the draft's action (so it is
 validated and audited like any answer) and shown only as a labelled low-confidence guess;
 the eval counts an abstention neither as a hit nor as helpful.
+
+What the figures cannot see (``bench/step_choice.py --confidence``, dev, 5-fold): of the dev
+cases answered wrong, most chose the right runbook but the wrong step, and retrieval is
+strong for them. The chosen step's margin over the next step or the next runbook's step,
+the step-support signals and the count of competing steps did not raise the out-of-fold
+"right minus wrong" beyond one or two cases. Whether the incident has stack frames did (+7, negative
+weight: framed dev cases are mostly misses), but it rests on 16 framed dev cases, half from
+one file, and would make a traceback lower the confidence the abstention asks it to raise:
+not used.
 """
 
 from __future__ import annotations
