@@ -21,6 +21,7 @@ from rca.retrieval.signals import Signals, build_signals
 from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
 
 if TYPE_CHECKING:
+    from rca.corpus.runbook import Runbook
     from rca.retrieval.hybrid import Evidence, Mode
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "load_bodies",
     "load_cases",
     "load_index",
+    "load_runbooks",
     "prepare",
     "results",
     "run_names",
@@ -71,12 +73,7 @@ def load_index(
     (embedding its missing chunks here first, as a worker would). Returns (index, note).
     ``ignore_signals`` scores ``directory`` as if its runbooks had no ``signals``."""
     if directory is not None:
-        from rca.corpus import files
-
-        runbooks = files.load_directory(directory)
-        if ignore_signals:
-            runbooks = files.without_signals(runbooks)
-        return index_from_runbooks(runbooks), ""
+        return index_from_runbooks(load_runbooks(directory, ignore_signals=ignore_signals)), ""
     if ignore_signals:
         raise ValueError("--ignore-signals needs --corpus DIR")
     from rca.corpus.embeddings import chunks_missing_embeddings, embed_missing_chunks
@@ -88,6 +85,17 @@ def load_index(
     if not len(index):
         raise ValueError("the stored corpus is empty: run `manage.py runbooks load` first")
     return index, note
+
+
+def load_runbooks(directory: str | Path, *, ignore_signals: bool = False) -> list[Runbook]:
+    """A folder's runbooks as ``rca eval`` scores them: a page without a failure class
+    (plain Markdown) takes the one the folder's ``classes.json`` names for its slug, so a
+    hit can be counted (:func:`rca.evaluation.labels.with_labels`)."""
+    from rca.corpus import files
+    from rca.evaluation.labels import with_labels
+
+    runbooks = with_labels(files.load_directory(directory), Path(directory))
+    return files.without_signals(runbooks) if ignore_signals else runbooks
 
 
 def load_bodies(directory: str | Path | None, slugs: list[str]) -> dict[str, str]:

@@ -9,14 +9,42 @@ without ``signals``; everything from files, so it needs no stored corpus.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from rca.evaluation.run import load_index
+from rca.evaluation.run import load_index, load_runbooks
 from rca.retrieval.index import CorpusIndex, index_from_runbooks
 
-__all__ = ["INDEPENDENT", "CorpusSpec", "corpus_specs", "load_corpora"]
+__all__ = [
+    "INDEPENDENT",
+    "REALWORLD_DEV_FILES",
+    "CorpusSpec",
+    "corpus_specs",
+    "load_corpora",
+    "realworld_dev_cases",
+]
 
 CorpusSpec = tuple[str, Path | None, bool]
-INDEPENDENT = Path(__file__).resolve().parents[2] / "corpora" / "independent"
+_ROOT = Path(__file__).resolve().parents[2]
+INDEPENDENT = _ROOT / "corpora" / "independent"
+#: The real-world files with a development split (eval/realworld/README.md); only their
+#: ``"split": "dev"`` lines are read. The holdout files (cases-c, cases-f, ...) are not
+#: listed and never opened here.
+REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
+    _ROOT / "eval" / "realworld" / f"cases-{part}.jsonl" for part in ("a", "b", "d", "e", "g")
+)
+
+
+def realworld_dev_cases() -> list[dict[str, Any]]:
+    """The dev lines of :data:`REALWORLD_DEV_FILES` (``rca eval --realworld-dev``)."""
+    from rca.evaluation.run import load_cases
+
+    return [
+        case
+        for path in REALWORLD_DEV_FILES
+        if path.is_file()
+        for case in load_cases(path)
+        if case.get("split") == "dev"
+    ]
 
 
 def _label(directory: Path | None, ignore_signals: bool) -> str:
@@ -65,11 +93,7 @@ def load_corpora(specs: list[CorpusSpec]) -> tuple[dict[str, CorpusIndex], list[
     for label, directory, ignore in specs:
         twin = embedded.get(directory.resolve()) if directory is not None else None
         if directory is not None and twin is not None:
-            from rca.corpus import files
-
-            runbooks = files.load_directory(directory)
-            if ignore:
-                runbooks = files.without_signals(runbooks)
+            runbooks = load_runbooks(directory, ignore_signals=ignore)
             index = index_from_runbooks(runbooks, embed=False)
             if index.chunk_texts == twin.chunk_texts:
                 index.embeddings = twin.embeddings

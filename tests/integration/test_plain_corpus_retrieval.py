@@ -10,7 +10,7 @@ import pytest
 
 from rca.corpus.embeddings import embed_queries
 from rca.corpus.files import load_directory, parse_runbook
-from rca.evaluation.run import case_incident, load_cases
+from rca.evaluation.run import case_incident, load_cases, load_runbooks
 from rca.evaluation.suite import INDEPENDENT
 from rca.retrieval.hybrid import search
 from rca.retrieval.index import index_from_runbooks
@@ -24,11 +24,12 @@ PLAIN_HIT1_FLOOR = 0.9
 
 def _plain_folder(tmp_path: Path) -> dict[str, str]:
     """corpora/independent with every front matter cut off, as a wiki export would be;
-    returns slug -> the failure class the page was written for (the test's labels)."""
+    returns slug -> the failure class the page was written for (the test's labels: its
+    front matter's, or the folder's classes.json for pages that never had any)."""
     labels = {}
-    for runbook in load_directory(INDEPENDENT):
+    for runbook in load_runbooks(INDEPENDENT):
         text = (INDEPENDENT / f"{runbook.slug}.md").read_text(encoding="utf-8")
-        body = text.split("\n---\n", 1)[1]
+        body = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
         (tmp_path / f"{runbook.slug}.md").write_text(body, encoding="utf-8")
         labels[runbook.slug] = runbook.failure_class
     return labels

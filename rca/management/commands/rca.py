@@ -43,7 +43,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         ev = sub.add_parser("eval", help="hit@1 / hit@3 / MRR@5 of retrieval on labelled cases")
-        ev.add_argument("cases", nargs="?", type=Path, default=DEFAULT_CASES)
+        ev.add_argument(
+            "cases",
+            nargs="*",
+            type=Path,
+            help="JSONL case files, scored together (default: tests/data/dev_cases.jsonl)",
+        )
         ev.add_argument(
             "--corpus",
             type=Path,
@@ -76,6 +81,12 @@ class Command(BaseCommand):
             "--ablation",
             action="store_true",
             help="hit@1 of the default run with each part of the query's evidence removed",
+        )
+        ev.add_argument(
+            "--realworld-dev",
+            action="store_true",
+            help="also score the `split: dev` cases of eval/realworld's development files "
+            "(cases-a, -b, -d, -e, -g; never its holdout files)",
         )
         ev.add_argument(
             "--split",
@@ -121,7 +132,7 @@ class Command(BaseCommand):
 
     def _eval(
         self,
-        cases: Path,
+        cases: list[Path],
         corpus: list[Path] | None,
         mode: str,
         strategy: str,
@@ -130,11 +141,20 @@ class Command(BaseCommand):
     ) -> None:
         from rca.evaluation.metrics import format_corpora, format_table, summarise
         from rca.evaluation.run import DEFAULT_RUN, load_cases, prepare, results, run_names
-        from rca.evaluation.suite import corpus_specs, load_corpora
+        from rca.evaluation.suite import corpus_specs, load_corpora, realworld_dev_cases
 
         specs = corpus_specs(corpus, options["ignore_signals"], options["suite"])
+        files = cases or [DEFAULT_CASES]
+        source = " + ".join(str(f) for f in files)
         try:
-            labelled = select_split(load_cases(cases), options.get("split"), cases)
+            labelled = [
+                case
+                for path in files
+                for case in select_split(load_cases(path), options.get("split"), path)
+            ]
+            if options.get("realworld_dev"):
+                labelled += realworld_dev_cases()
+                source += " + eval/realworld dev"
             indexes, notes = load_corpora(specs)
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
@@ -165,7 +185,7 @@ class Command(BaseCommand):
             suggested = (found, summarise_suggestions(found))
         if options["json"]:
             payload: dict[str, Any] = {
-                "cases": str(cases),
+                "cases": source,
                 "split": options.get("split"),
                 "corpus": str(specs[0][1]) if specs[0][1] else "stored",
                 "runbooks": len(index),
@@ -195,7 +215,7 @@ class Command(BaseCommand):
             self.stdout.write(note)
         for label, report in reports.items():
             self.stdout.write(
-                f"\n== {label}: {len(labelled)} cases from {cases}; "
+                f"\n== {label}: {len(labelled)} cases from {source}; "
                 f"{len(indexes[label])} runbooks\n"
             )
             self.stdout.write(format_table(report))
