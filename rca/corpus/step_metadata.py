@@ -122,6 +122,14 @@ FACTS: dict[str, str] = {
     "runtime-newer-than-build": (
         "a library runs at a newer version than the code or engine was built for"
     ),
+    "driver-older-than-runtime": (
+        "the NVIDIA driver is older than the CUDA runtime in use (driver too old, insufficient"
+        " for the runtime version)"
+    ),
+    "library-major-missing": (
+        "a binary could not load a shared library at the major version it was linked against"
+        " (libcublasLt.so.11: cannot open shared object file)"
+    ),
     "public-name-missing": "a name imported from a package's top or first-level module is missing",
     "internal-name-missing": "a name imported from a package's internal module is missing",
     "library-call-rejects-argument": (

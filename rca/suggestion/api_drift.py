@@ -12,6 +12,8 @@ Three kinds of line say a library's API moved under the code that calls it:
   the name. A module the traceback shows as the user's own file is not a package.
 - ``<path>.so: undefined symbol: _ZN...`` for a binary under ``site-packages``: the
   extension was built against another release of a library it links.
+- ``cannot import name 'X' from 'P'`` raised in another installed package's frame: that
+  package is the caller, which may instead move to the release written for the installed P.
 
 Whether a release *removed* the name is read from the wording of the message or logs
 ("removed", "deprecated", "no longer"); without it the direction is unknown and the
@@ -40,6 +42,9 @@ _UNEXPECTED_KEYWORD = linear(
 _MODULE_ATTRIBUTE = linear(
     r"module ['\"`](?P<module>[A-Za-z_][\w.]*)['\"`] has no attribute ['\"`](?P<name>\w+)"
 )
+#: "cannot import name 'X' from 'P'": the importing package is the caller (the name itself,
+#: and which way P must move, is read by :mod:`rca.suggestion.version_pairs`).
+_IMPORT_NAME = linear(r"cannot import name ['\"`]\w+['\"`] from ['\"`](?P<module>[A-Za-z_][\w.]*)")
 _UNDEFINED_SYMBOL = linear(
     r"(?P<path>[^\s'\"]+\.(?:so|pyd|dylib)(?:\.[\w.]+)?)['\"]?:? undefined symbol:? \w+"
 )
@@ -124,6 +129,13 @@ def read_drift(message: str, frames: Sequence[Mapping[str, Any]], logs: Sequence
                 )
                 if caller:
                     found["caller_package"] = caller
+        if not found.get("caller_package") and (match := _IMPORT_NAME.search(line)):
+            package = match.group("module").split(".")[0]
+            caller = next(
+                (p for f in reversed(frames) if (p := _frame_package(f)) and p != package), ""
+            )
+            if caller:
+                found["caller_package"] = caller
         match = None if found.get("extension_package") else _UNDEFINED_SYMBOL.search(line)
         if match and (extension := installed_package(match.group("path"))):
             found["extension_package"] = extension

@@ -24,7 +24,10 @@ from dataclasses import dataclass
 
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
+from rca.suggestion.cuda_components import VALUE_NAMES as COMPONENT_VALUES
+from rca.suggestion.cuda_components import component_facts, component_values, decoded
 from rca.suggestion.environment_facts import installed_versions
+from rca.suggestion.named_directions import NAMED_CEILINGS, NAMED_NEWER, named_direction
 
 __all__ = [
     "VALUE_NAMES",
@@ -38,21 +41,26 @@ __all__ = [
 ]
 
 #: The step placeholders this module gives values for (:mod:`rca.suggestion.step_values`).
-VALUE_NAMES = frozenset(
-    {
-        "package",
-        "target-version",
-        "installed-version",
-        "library",
-        "running-version",
-        "built-version",
-        "missing-name",
-    }
+VALUE_NAMES = (
+    frozenset(
+        {
+            "package",
+            "target-version",
+            "installed-version",
+            "library",
+            "running-version",
+            "built-version",
+            "missing-name",
+        }
+    )
+    | COMPONENT_VALUES
 )
 
 _PKG = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
 _NUM = r"\d+(?:\.\d+)*"
 _SPEC = rf"(?:[<>=!~]=?\s*{_NUM})(?:\s*,\s*[<>=!~]=?\s*{_NUM})*"
+#: A version printed as a tuple: "(8, 5, 0)".
+_TUPLE = r"\d+(?:(?:\.|,\s*)\d+)*"
 
 #: "jaxlib is version 0.3.25, but this version of jax requires version >= 0.4.6."
 _IS_BUT_REQUIRES = linear(
@@ -77,6 +85,13 @@ _PIP_CONFLICT = linear(
 _OUT_OF_STEP = linear(
     rf"(?P<pkg>{_PKG}) (?:version )?(?P<have>{_NUM}) is (?P<cmp>newer|older) than"
     rf" and incompatible with (?:the )?(?P<owner>{_PKG})(?: version)? (?P<need>{_NUM})",
+    ignore_case=True,
+)
+#: "JAX plugin jax_cuda12_plugin version 0.9.2 is installed, but it is not compatible with
+#: the installed jaxlib version 0.9.0.1": a companion package out of step with its owner.
+_NOT_COMPATIBLE_WITH = linear(
+    rf"(?P<pkg>{_PKG}) version (?P<have>{_NUM}) is installed,? but (?:it )?is not compatible"
+    rf" with the installed (?P<owner>{_PKG}) version (?P<need>{_NUM})",
     ignore_case=True,
 )
 #: A requirement stated in an error: "4 bit quantization requires bitsandbytes>=0.39.0",
@@ -118,6 +133,28 @@ _BUILDS = (
     linear(
         rf"unsupported model (?P<lib>\w+) version:? (?P<built>{_NUM}),? max(?:imum)? supported"
         rf" \w+ version:? (?P<run>{_NUM})",
+        ignore_case=True,
+    ),
+    # PyTorch: "cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but
+    # found runtime version (8, 4, 1)", "cuDNN version mismatch: PyTorch was compiled
+    # against 7102 but linked against 7605".
+    linear(
+        rf"(?P<lib>\w+) version (?:incompatibility|mismatch):?\s+\w+ was compiled\s+against\s+"
+        rf"\(?(?P<built>{_TUPLE})\)?\s+but (?:found runtime version|linked against)\s+"
+        rf"\(?(?P<run>{_TUPLE})\)?",
+        ignore_case=True,
+    ),
+    # JAX: "Found cuDNN version 8600, but JAX was built against version 8906, which is newer."
+    linear(
+        rf"found (?P<lib>\w+) version (?P<run>{_NUM}),? but \w+ was (?:built|compiled) against"
+        rf" version (?P<built>{_NUM})",
+        ignore_case=True,
+    ),
+    # JAX, over several lines: "Outdated cuDNN installation found. Version JAX was built
+    # against: 8907 Minimum supported: 9100 Installed version: 8907".
+    linear(
+        rf"outdated (?P<lib>\w+) installation found[^\x00]{{0,300}}?minimum supported:?\s*"
+        rf"(?P<built>{_NUM})[^\x00]{{0,120}}?installed version:?\s*(?P<run>{_NUM})",
         ignore_case=True,
     ),
 )
@@ -216,6 +253,12 @@ def _from_requirement(line: str) -> tuple[bool, VersionChange | None]:
         if match and match.group("found").lower() == match.group("pkg").lower():
             spec = match.group("spec") or ""
             return True, _against(match.group("pkg"), spec, match.group("have"))
+    if match := _NOT_COMPATIBLE_WITH.search(line):
+        have, need = match.group("have"), match.group("need")
+        if _version(have) != _version(need):
+            direction = "downgrade" if _version(have) > _version(need) else "upgrade"
+            target = f"the release of {match.group('owner')} {need}"
+            return True, VersionChange(match.group("pkg"), direction, target, have)
     if match := _OUT_OF_STEP.search(line):
         newer = match.group("cmp").lower() == "newer"
         counterpart = f"{match.group('owner')} {match.group('need')}"
@@ -243,6 +286,8 @@ def version_change(
             return change
         if found:
             stated.add(line)
+    if (named := named_direction(message, NAMED_CEILINGS)) is not None:
+        return VersionChange(*named)
     for line in _lines([message]):
         if line in stated or "already satisfied" in line.lower():
             continue
@@ -256,16 +301,29 @@ def version_change(
             shown = ".".join(str(part) for part in have)
             if change := _against(package, f">={match.group('need')}", shown):
                 return change
-    return None
+    named = named_direction(message, NAMED_NEWER)
+    return VersionChange(*named) if named is not None else None
+
+
+def _dotted(library: str, text: str) -> str:
+    """A version as dots: a tuple's commas, or an integer in the library's documented
+    encoding (:func:`rca.suggestion.cuda_components.decoded`)."""
+    return decoded(library, text.replace(" ", "").replace(",", "."))
 
 
 def library_build(texts: Sequence[str]) -> LibraryBuild | None:
-    """The first line saying a library runs at one version against a build for another."""
-    for line in _lines(texts):
+    """The first line (or, for wordings over several lines, text) saying a library runs at
+    one version against a build for another."""
+    whole = [text[: _MAX_LINE * 2] for text in texts[:_MAX_LINES] if "\n" in text[: _MAX_LINE * 2]]
+    for line in [*_lines(texts), *whole]:
         for pattern in _BUILDS:
             match: LinearMatch | None = pattern.search(line)
-            if match and _version(match.group("run")) != _version(match.group("built")):
-                return LibraryBuild(match.group("lib"), match.group("run"), match.group("built"))
+            if match is None:
+                continue
+            lib = match.group("lib")
+            run, built = _dotted(lib, match.group("run")), _dotted(lib, match.group("built"))
+            if _version(run) != _version(built):
+                return LibraryBuild(lib, run, built)
     return None
 
 
@@ -299,7 +357,7 @@ def version_facts(message: str, texts: Sequence[str]) -> set[str]:
         facts.add("runtime-older-than-build" if build.running_older else "runtime-newer-than-build")
     if (missing := missing_import(message)) is not None:
         facts.add("public-name-missing" if missing[2] else "internal-name-missing")
-    return facts
+    return facts | component_facts([message, *texts])
 
 
 def version_values(message: str, texts: Sequence[str]) -> dict[str, str]:
@@ -315,4 +373,4 @@ def version_values(message: str, texts: Sequence[str]) -> dict[str, str]:
     if (build := library_build([message, *texts])) is not None:
         values["library"] = build.library
         values["running-version"], values["built-version"] = build.running, build.built
-    return values
+    return values | component_values([message, *texts])

@@ -288,9 +288,11 @@ def test_a_newer_runtime_library_asks_for_the_framework_build_made_for_it() -> N
     ctx = _ctx(line, ("cuda-library-built-for-other-version", 0.9), frames=[frame])
     assert "runtime-newer-than-build" in read_premises(ctx).facts
     draft = OfflineProvider().suggest(ctx)
-    assert draft.action.startswith("Install the tensorflow release built for CuDNN 6021")
+    # cuDNN prints 1000 * major + 100 * minor + patch: 5105 is 5.1.5, 6021 is 6.0.21.
+    assert draft.action.startswith("Install CuDNN 5.1.5, the release this build was compiled")
+    assert "framework release built for CuDNN 6.0.21 (here: tensorflow)" in draft.action
     upgrade = Draft(
-        "Upgrade CuDNN to 5105 or newer, or install the framework release built for CuDNN 6021.",
+        "Upgrade CuDNN to 5.1.5 or newer, or install the framework release built for CuDNN 6.0.21.",
         "Older runtime.",
         "cuda-library-built-for-other-version",
         0.5,

@@ -27,10 +27,18 @@ _REMNANTS = (
 )
 
 
+#: A runbook placeholder inside a code span (``{missing-name}``): hyphenated, so never code.
+_STEP_PLACEHOLDER = re.compile(r"\{[a-z]+(?:-[a-z]+)+\}")
+
+
 def template_remnants(text: str) -> list[str]:
-    """The unfilled placeholders in ``text`` (outside code spans), in order."""
-    prose = _CODE.sub(" ", text[:MAX_SCAN_CHARS])
+    """The unfilled placeholders in ``text`` (outside code spans, and runbook placeholders
+    inside them), in order."""
+    scanned = text[:MAX_SCAN_CHARS]
+    prose = _CODE.sub(" ", scanned)
     found: list[str] = []
+    for span in _CODE.finditer(scanned):
+        found.extend(_STEP_PLACEHOLDER.findall(span.group(0)))
     for pattern in _REMNANTS:
         found.extend(match.group(0) for match in pattern.finditer(prose))
     return list(dict.fromkeys(found))
