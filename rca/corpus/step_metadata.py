@@ -25,6 +25,12 @@ works as before, its steps ranked by their runbook, their place and their words 
     Option or flag names the step turns on (``find_unused_parameters``). Its premise is
     that they are not on yet: an incident whose message says one is already set or
     enabled contradicts it.
+``says``
+    Words that make a suggestion this step however it is worded ("prefix",
+    "model.module.state_dict"): a suggestion whose action holds every word of one of them
+    (as :func:`rca.suggestion.incident_facts.terms`) is held to this step's premises, whichever
+    runbook it cites, when the step's runbook was given to its author. A rephrased step
+    keeps these words where it drops the rest.
 ``api``
     Frameworks whose API the step is written in (``pytorch``, ``tensorflow``, ``jax``).
     An incident whose frames, modules or error types show only other frameworks
@@ -94,6 +100,18 @@ FACTS: dict[str, str] = {
     ),
     "state-dict-keys-not-prefixed": (
         "the message lists state_dict keys and no prefix pairs a missing with an unexpected one"
+    ),
+    "state-dict-keys-buffer-like": (
+        "the state_dict keys that differ are one or two tensor names repeated across layers,"
+        " neither a weight nor a bias (a counter or buffer that one version saves)"
+    ),
+    "state-dict-keys-only-extra": (
+        "the message lists only unexpected state_dict keys: the checkpoint has every key the"
+        " model expects, plus others"
+    ),
+    "state-dict-keys-top-level": (
+        "model keys are missing and some unexpected keys are top-level entries (no dot), such"
+        " as a training checkpoint's epoch or nested state_dict"
     ),
     "allocation-fits-free": "the OOM's failed allocation is smaller than the free memory reported",
     "memory-held-elsewhere": (
@@ -171,7 +189,7 @@ API_FRAMEWORKS: frozenset[str] = frozenset(
     {"pytorch", "tensorflow", "jax", "paddle", "mxnet", "onnxruntime", "tensorrt"}
 )
 
-_KEYS = ("mode", "frameworks", "fits", "unless", "sets", "api")
+_KEYS = ("mode", "frameworks", "fits", "unless", "sets", "api", "says")
 _OPTION = re.compile(r"^[A-Za-z_-][A-Za-z0-9_.-]{0,79}$")
 # Runbook text only (operator-shipped files), never incident text: plain re is fine.
 _LINE = re.compile(r"^[ \t]+Applies:[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE)
@@ -211,6 +229,7 @@ class StepMetadata:
     sets: tuple[str, ...] = ()
     api: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()  # frameworks with their own wording (``For x:`` lines)
+    says: tuple[str, ...] = ()
 
     @property
     def has_premises(self) -> bool:
@@ -262,7 +281,10 @@ def parse_metadata(value: str) -> StepMetadata:
             raise StepMetadataError(
                 f"'api': unknown framework {name!r}; known: {', '.join(sorted(API_FRAMEWORKS))}"
             )
-    return StepMetadata(mode, frameworks, fits, unless, sets, api)
+    says = _names(mapping, "says")
+    if any(not phrase for phrase in says):
+        raise StepMetadataError("'says': empty phrase")
+    return StepMetadata(mode, frameworks, fits, unless, sets, api, says=says)
 
 
 def split_metadata(step: str) -> tuple[str, StepMetadata]:

@@ -1,5 +1,7 @@
 """Facts read from an incident's own figures: shapes, state_dict keys, memory numbers, code.
 
+State_dict key lists are read by :mod:`rca.suggestion.state_dict_keys`.
+
 Each fact has a name from :data:`rca.corpus.step_metadata.FACTS`; which steps a fact makes
 the fix (``fits``) or contradicts (``unless``) is written in the runbooks, not here. This
 module only reads the incident, generically: no fact names a framework, a model or a case.
@@ -10,20 +12,19 @@ The incident's setting (its frameworks, the options it says are set) is
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
+from rca.suggestion.state_dict_keys import key_facts, key_prefix
 from rca.suggestion.version_pairs import version_facts
 
 __all__ = [
     "FRAGMENTED_SHARE",
     "HELD_ELSEWHERE_SHARE",
-    "PARTLY_PREFIXED_SHARE",
     "fact_words",
     "incident_facts",
     "key_prefix",
@@ -39,11 +40,6 @@ HELD_ELSEWHERE_SHARE = 0.5
 is free minus what this process reserved is at least this share of the capacity: another
 process (or another framework in the same one) owns most of the device. Half, so that the
 fact holds only when the outside share dominates; not tuned."""
-
-PARTLY_PREFIXED_SHARE = 0.5
-"""The keys a prefix pairs (missing with unexpected) must be at least this share of all
-listed keys for the checkpoint to count as renamed by the prefix; fewer, and only some keys
-differ by it, so stripping it from every key would break the others. A plain majority."""
 
 _SIZE = r"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>[KMGT]iB|bytes)"
 _OOM_NEW = linear(
@@ -63,9 +59,6 @@ _FREE = linear(_SIZE.format(name="free") + r"(?: is)? free\b")
 _CAPACITY_NEW = linear(r"total capacity of " + _SIZE.format(name="total"))
 _CAPACITY_OLD = linear(_SIZE.format(name="total") + r" total capacity")
 _UNITS = {"bytes": 1 / (1024 * 1024), "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1024.0**2}
-_KEYS_LINE = linear(r"(?P<kind>Missing|Unexpected) key\(s\) in state_dict:(?P<keys>[^\n]*)")
-_KEY = linear(r'"([^"]+)"')
-_MAX_KEYS = 200
 _MAX_TEXT = 20_000
 _MAX_TEXTS = 200
 _PRETRAINED = linear(r"pretrained", ignore_case=True)
@@ -108,51 +101,6 @@ def _memory_facts(message: str) -> set[str]:
         if capacity > 0 and elsewhere >= HELD_ELSEWHERE_SHARE * capacity:
             facts.add("memory-held-elsewhere")
     return facts
-
-
-def _listed_keys(message: str) -> tuple[list[str], list[str]]:
-    keys: dict[str, list[str]] = {"Missing": [], "Unexpected": []}
-    for match in _KEYS_LINE.finditer(message):
-        keys[match.group("kind")].extend(_KEY.findall(match.group("keys"))[:_MAX_KEYS])
-    return keys["Missing"][:_MAX_KEYS], keys["Unexpected"][:_MAX_KEYS]
-
-
-def _prefix_pairs(missing: Iterable[str], unexpected: Iterable[str]) -> list[tuple[str, str, str]]:
-    """(prefix, longer key, shorter key) for every key that is another with a prefix added."""
-    pairs: list[tuple[str, str, str]] = []
-    missing, unexpected = sorted(set(missing)), sorted(set(unexpected))
-    for longer, shorter in ((unexpected, missing), (missing, unexpected)):
-        for key in longer:
-            for other in shorter:
-                if key != other and key.endswith("." + other):
-                    pairs.append((key[: -len(other)], key, other))
-    return pairs
-
-
-def key_prefix(message: str) -> str | None:
-    """The prefix that pairs most of the listed missing and unexpected state_dict keys (the
-    unexpected ones are the missing ones with it, or the other way round), else None."""
-    pairs = _prefix_pairs(*_listed_keys(message))
-    if not pairs:
-        return None
-    return Counter(prefix for prefix, _, _ in pairs).most_common(1)[0][0]
-
-
-def _key_facts(message: str) -> set[str]:
-    """How the listed state_dict keys differ: all (or most) by one prefix, only some, none."""
-    missing, unexpected = _listed_keys(message)
-    listed = len(set(missing)) + len(set(unexpected))
-    if not listed:
-        return set()
-    prefix = key_prefix(message)
-    if prefix is None:
-        return {"state-dict-keys-not-prefixed"}
-    paired = {
-        key for p, a, b in _prefix_pairs(missing, unexpected) if p == prefix for key in (a, b)
-    }
-    if len(paired) >= PARTLY_PREFIXED_SHARE * listed:
-        return {"state-dict-keys-prefixed"}
-    return {"state-dict-keys-partly-prefixed"}
 
 
 def _concrete_matches(expected: Sequence[int | None], actual: Sequence[int | None]) -> int | None:
@@ -204,7 +152,7 @@ def incident_facts(
 ) -> frozenset[str]:
     """The :data:`~rca.corpus.step_metadata.FACTS` this incident shows; ``code`` is the text
     of its frames and logs (where a pretrained model is loaded, say)."""
-    facts = _memory_facts(message) | _key_facts(message)
+    facts = _memory_facts(message) | key_facts(message)
     for diff in diffs[:2]:
         facts |= _shape_facts(diff)
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]

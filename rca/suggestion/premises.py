@@ -7,6 +7,9 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
 
 - the suggestion restates a step of its cited runbook (most of the step's own action words)
   whose premise the incident contradicts;
+- the suggestion says what a step's ``says`` words name (stripping a key prefix, saving the
+  unwrapped model), in any wording and citing any runbook, and the incident contradicts that
+  step's premise;
 - the suggestion turns on an option that the message says is already set to that value.
 
 Either fails validation: the LLM is re-asked with the complaint, and a suggestion that still
@@ -36,6 +39,7 @@ __all__ = [
     "premise_complaints",
     "read_premises",
     "restated_step",
+    "said_steps",
 ]
 
 RESTATES_SHARE = 0.6
@@ -179,6 +183,21 @@ def _sets_again(action: str, option: str, value: str) -> bool:
     return already_on and not _UNSETS.search(action)
 
 
+def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[StepMetadata]:
+    """The metadata of every step given to the draft's author (each runbook in the
+    evidence) whose ``says`` words the draft's action holds, all of one phrase."""
+    action = set(terms((draft.action or "")[:_MAX_SCAN]))
+    found: list[StepMetadata] = []
+    for item in ctx.evidence:
+        if item.kind != "runbook":
+            continue
+        for position in range(len(item.remediation)):
+            meta = item.step_metadata(position)
+            if any(set(words) <= action for words in map(terms, meta.says) if words):
+                found.append(meta)
+    return found
+
+
 def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises) -> list[str]:
     """What in the draft the incident contradicts, phrased for its author."""
     complaints: list[str] = []
@@ -191,7 +210,10 @@ def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises)
                 " find why the failure happens with it set"
             )
     meta = restated_step(draft, ctx)
-    if meta is not None and (reasons := contradictions(meta, premises)):
+    reasons = contradictions(meta, premises) if meta is not None else []
+    for said in said_steps(draft, ctx):
+        reasons += [reason for reason in contradictions(said, premises) if reason not in reasons]
+    if reasons:
         complaints.append(
             "the suggested step does not apply to this incident: " + "; ".join(reasons)
         )

@@ -11,6 +11,9 @@ suggestion carries an unfilled template.
     one (for a matmul, the input's features and the layer's ``in_features``).
 ``key-prefix``
     The prefix by which the listed state_dict keys differ (``module.``).
+``differing-keys``
+    The listed state_dict keys that no prefix pairs, or their last names when there are
+    more than two (:func:`.state_dict_keys.differing_keys_text`).
 ``package``, ``target-version``, ``installed-version``, ``library``, ``running-version``,
 ``built-version``, ``missing-name``
     The component a version-pairing failure names and the versions around it
@@ -36,8 +39,8 @@ from typing import TYPE_CHECKING
 from rca.corpus.step_metadata import variant_lines
 from rca.suggestion.api_drift import VALUE_NAMES as DRIFT_VALUES
 from rca.suggestion.api_drift import drift_values, read_drift
-from rca.suggestion.incident_facts import key_prefix
 from rca.suggestion.incident_setting import log_texts, setting_of
+from rca.suggestion.state_dict_keys import differing_keys_text, key_prefix
 from rca.suggestion.version_pairs import VALUE_NAMES as VERSION_VALUES
 from rca.suggestion.version_pairs import version_values
 
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["VALUE_NAMES", "choose_variant", "fill_values", "incident_values", "step_wordings"]
 
 VALUE_NAMES = (
-    frozenset({"actual-size", "expected-size", "key-prefix", "framework"})
+    frozenset({"actual-size", "expected-size", "key-prefix", "differing-keys", "framework"})
     | VERSION_VALUES
     | DRIFT_VALUES
 )
@@ -111,6 +114,8 @@ def incident_values(ctx: AnalysisContext) -> dict[str, str]:
                 break
     if prefix := key_prefix(ctx.message or ""):
         values["key-prefix"] = prefix
+    if differing := differing_keys_text(ctx.message or ""):
+        values["differing-keys"] = differing
     if frameworks := setting_of(ctx).frameworks:
         values["framework"] = ", ".join(sorted(frameworks))
     code = [str(frame.get("context_line") or "") for frame in ctx.frames]
