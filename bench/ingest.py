@@ -11,6 +11,8 @@ machine moves the figures but not much their ratios. Four paths, the same failur
 * `single`: one incident per `POST /api/v1/incidents` (our SDK, curl);
 * `envelope`: one event per `POST /api/<project>/envelope/`, the body a Sentry SDK sends
   (bench/sentry_envelopes.py), authenticated by the DSN's public key;
+* `paced`: the single path at a modest BENCH_PACED_RATE (50/s), one client: how soon the
+  processor, at the lowest CPU priority, stores what arrives when nothing saturates;
 * `batch`: BENCH_BATCH incidents per `POST /api/v1/incidents/batch` (a buffering client),
   against `raw`: the same payloads inserted with psycopg, one committed INSERT each, into a
   scratch table: the floor cost of durably storing one, with no validation, parsing,
@@ -52,6 +54,8 @@ CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
 BATCH = int(os.environ.get("BENCH_BATCH", "100"))
 # Batches go fast: more incidents than the single path, so a run lasts seconds, not 0.7 s.
 BATCH_N = int(os.environ.get("BENCH_BATCH_N", "10000"))
+PACED_RATE = float(os.environ.get("BENCH_PACED_RATE", "50"))
+PACED_N = int(os.environ.get("BENCH_PACED_N", "250"))
 STORM = os.environ.get("BENCH_STORM", "1") != "0"  # 0: skip the storm (minutes) while iterating
 WARM = 50  # incidents sent before timing each path: connections, caches
 
@@ -146,6 +150,7 @@ def bench_http(work: list, project: Any, key: str, mode: str) -> Phase:
     routes = {
         "healthz": ("GET", "/healthz", {}, 200),
         "single": ("POST", "/api/v1/incidents", bearer, 202),
+        "paced": ("POST", "/api/v1/incidents", bearer, 202),
         "envelope": ("POST", f"/api/{project.pk}/envelope/", sentry, 200),
         "batch": ("POST", "/api/v1/incidents/batch", bearer, 202),
     }
@@ -164,7 +169,7 @@ def bench_http(work: list, project: Any, key: str, mode: str) -> Phase:
             if mode == "batch":
                 ids = [r["event_id"] for r in data["results"] if r["status"] == 202]
             else:
-                ids = [data["event_id"] if mode == "single" else data["id"]]
+                ids = [data["id"] if mode == "envelope" else data["event_id"]]
             accepted_at.update(dict.fromkeys(ids, now))  # one dict op: atomic under the GIL
         return 1
 
@@ -185,7 +190,7 @@ def bench_http(work: list, project: Any, key: str, mode: str) -> Phase:
                 start = time.perf_counter()
                 floor = sum(pool.map(healthz, timed)) / (time.perf_counter() - start)
             start = time.perf_counter()
-            ok = sum(pool.map(send, timed))
+            ok = sum(pool.map(send, timed)) if mode != "paced" else paced(send, timed)
             elapsed = time.perf_counter() - start
             last = time.time()
         if ok != len(timed):
@@ -197,6 +202,16 @@ def bench_http(work: list, project: Any, key: str, mode: str) -> Phase:
         return phase
     finally:
         stack.stop()
+
+
+def paced(send: Any, bodies: list) -> int:
+    """`send` each body from one thread, PACED_RATE a second on a fixed schedule."""
+    start, ok = time.perf_counter(), 0
+    for i, body in enumerate(bodies):
+        if (wait := start + i / PACED_RATE - time.perf_counter()) > 0:
+            time.sleep(wait)
+        ok += send(body)
+    return ok
 
 
 def drain(phase: Phase) -> None:
@@ -271,6 +286,8 @@ def main() -> None:
     phases["single"] = bench_http(bodies, project, key, "single")
     envelopes = [sentry_envelopes.envelope_body(item) for item in single]
     phases["envelope"] = bench_http(envelopes, project, key, "envelope")
+    slow = [json.dumps(item).encode() for item in payloads(PACED_N + WARM)]
+    phases["paced"] = bench_http(slow, project, key, "paced")
     chunks = [batched[i : i + BATCH] for i in range(0, len(batched), BATCH)]
     batch_bodies = [json.dumps({"incidents": chunk}).encode() for chunk in chunks]
     phases["batch"] = bench_http(batch_bodies, project, key, "batch")
@@ -279,6 +296,7 @@ def main() -> None:
         ("healthz", "GET /healthz (touches nothing): the per-request floor"),
         ("single", "POST /api/v1/incidents, one incident each"),
         ("envelope", "POST /api/<project>/envelope/, one Sentry SDK envelope each (gzip)"),
+        ("paced", f"POST /api/v1/incidents at {PACED_RATE:g}/s, one client"),
         ("batch", f"POST /api/v1/incidents/batch, {BATCH} incidents each"),
     ):
         line = f"{label}: {rates[mode]:8.1f} incidents/s"
@@ -315,7 +333,7 @@ def main() -> None:
         )
     latency = {
         f"{mode}_{what}": round(getattr(phases[mode], what), 2 if what == "drain_s" else 1)
-        for mode in ("single", "envelope", "batch")
+        for mode in ("single", "envelope", "paced", "batch")
         for what in ("p50_ms", "p95_ms", "drain_s")
     }
     print(

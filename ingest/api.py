@@ -35,8 +35,8 @@ from ingest.single import accept_single, idempotency_key, unavailable
 router = Router(tags=["incidents"])
 
 #: What a POST may be refused with: invalid (400), no key (401), too large (413),
-#: not JSON (415), over the key's rate limit (429), nowhere to keep it (503: the database
-#: is away and the spool full).
+#: not JSON (415), over the key's rate limit or the inbox's bound (429), nowhere to keep it
+#: (503: the database is away and the spool full).
 POST_REFUSALS = refusals(400, 401, 413, 415, 429, 503)
 #: What a read may be refused with: an invalid parameter (400), no key (401).
 READ_REFUSALS = refusals(400, 401)
@@ -53,7 +53,8 @@ def _not_found(what: str, ident: int) -> JsonResponse:
     description="202 when accepted: the incident is stored within milliseconds, and until then "
     "`incident_id` and `issue_id` are null (find it by `event_id`). 200 when it repeats an "
     "`event_id` (or `Idempotency-Key`) accepted before, which is not stored again; its ids are "
-    "given once it is stored. 503 (Retry-After) when the database is away and the spool full.",
+    "given once it is stored. 429 (Retry-After) when more than RCA_INBOX_MAX_ROWS incidents "
+    "wait to be processed, 503 (Retry-After) when the database is away and the spool full.",
 )
 def post_incident(request: HttpRequest, incident: IncidentIn) -> Any:
     # Documents the operation; `webapp/urls.py` serves its POSTs with `ingest.single`'s

@@ -57,8 +57,9 @@ def idempotency_key(request: HttpRequest, max_length: int) -> str | None:
 
 
 def unavailable(exc: InboxUnavailable) -> JsonResponse:
-    """503 with Retry-After: neither the database nor the spool took the incidents."""
-    return error_response(503, [], exc.msg, Retry_After=str(exc.retry_after))
+    """503 with Retry-After: neither the database nor the spool took the incidents (429: the
+    inbox holds more than RCA_INBOX_MAX_ROWS waiting)."""
+    return error_response(exc.status, [], exc.msg, Retry_After=str(exc.retry_after))
 
 
 def accept_single(request: HttpRequest, key: ApiKey, incident: IncidentIn) -> HttpResponse:

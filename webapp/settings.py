@@ -335,6 +335,10 @@ RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
 # While a backlog exists, each full batch is followed by the RCA_INBOX_FRESH_BATCH newest rows,
 # so a failure posted after a storm is stored in the next turn (0: strictly oldest first).
 RCA_INBOX_FRESH_BATCH = env.int("RCA_INBOX_FRESH_BATCH", default=50)
+# Past RCA_INBOX_MAX_ROWS waiting rows (0: no bound) the ingest endpoints answer 429 with
+# Retry-After; each process asks the database at most every RCA_INBOX_BOUND_CHECK_MS.
+RCA_INBOX_MAX_ROWS = env.int("RCA_INBOX_MAX_ROWS", default=100_000)
+RCA_INBOX_BOUND_CHECK_MS = env.float("RCA_INBOX_BOUND_CHECK_MS", default=500)
 # While the database is away (ingest/spool/): accepted incidents wait fsync'd in
 # RCA_SPOOL_DIR, at most RCA_SPOOL_MAX_BYTES in all (then 503 + Retry-After); a key
 # authenticated against the database within RCA_KEY_CACHE_SECONDS is still accepted.

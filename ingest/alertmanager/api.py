@@ -66,5 +66,5 @@ def post_alertmanager(request: Any, payload: AlertmanagerIn) -> Any:
     try:
         out = receive(key.project, payload)
     except InboxUnavailable as exc:
-        return error_response(503, [], exc.msg, Retry_After=str(exc.retry_after))
+        return error_response(exc.status, [], exc.msg, Retry_After=str(exc.retry_after))
     return Status(202 if out.accepted else 200, AlertmanagerAccepted(**out.__dict__))

@@ -9,7 +9,9 @@ event id (`GET /api/v1/incidents?event_id=`).
 
 When the database is away, the records go to the on-disk spool (`ingest.spool`) and are
 answered as queued; the processor replays them once it is back. A full spool, or no spool
-at all, is `InboxUnavailable`: a 503 with Retry-After.
+at all, is `InboxUnavailable`: a 503 with Retry-After. An inbox holding more waiting rows
+than RCA_INBOX_MAX_ROWS (`backlog.py`) is `InboxFull`: a 429 with Retry-After, nothing
+accepted, checked before anything is written.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
+from ingest.inbox import backlog
 from ingest.inbox.process import process_pending
 from ingest.inbox.records import Record, make_records
 from ingest.inbox.write import write
@@ -31,11 +34,20 @@ UNAVAILABLE_RETRY_AFTER = 30
 
 
 class InboxUnavailable(Exception):
-    """Neither the database nor the spool took the incidents; nothing was accepted."""
+    """Neither the database nor the spool took the incidents; nothing was accepted.
+    `status` is the HTTP status the endpoints answer with (always with Retry-After)."""
+
+    status = 503
 
     def __init__(self, msg: str, retry_after: int) -> None:
         super().__init__(msg)
         self.msg, self.retry_after = msg, retry_after
+
+
+class InboxFull(InboxUnavailable):
+    """More rows wait for the processor than RCA_INBOX_MAX_ROWS; nothing was accepted."""
+
+    status = 429
 
 
 @dataclass
@@ -72,6 +84,10 @@ def accept(
     idempotency_keys: Sequence[str | None] | None = None,
 ) -> list[Outcome]:
     """Queue validated payloads (snake_case dicts) for processing; one outcome each, in order."""
+    if not settings.RCA_INGEST_INLINE and backlog.full():
+        raise InboxFull(
+            "too many incidents are waiting to be processed; retry later", backlog.RETRY_AFTER
+        )
     records = make_records(project.pk, source, payloads, idempotency_keys)
     try:
         inserted = write(records)

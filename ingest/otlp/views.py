@@ -88,7 +88,7 @@ def _export(request: HttpRequest, signal: Signal) -> HttpResponse:
         try:
             outcome = accept_batch(key.project, incidents, source="otlp")
         except InboxUnavailable as exc:
-            raise _Refused(503, exc.msg, exc.retry_after) from None
+            raise _Refused(exc.status, exc.msg, exc.retry_after) from None
     except _Refused as refused:
         metrics.count_refusal(refused.status)
         return answers.refused(refused.status, refused.msg, media, refused.retry_after)

@@ -145,5 +145,5 @@ def receive(
     try:
         outcomes = accept(project, accepted.payloads, source="sentry")
     except InboxUnavailable as exc:
-        raise SentryRefused(503, [], exc.msg, retry_after=exc.retry_after) from None
+        raise SentryRefused(exc.status, [], exc.msg, retry_after=exc.retry_after) from None
     return Received([one.event_id for one in outcomes], accepted.rejected, envelope.dropped)
