@@ -4,13 +4,15 @@
     .venv/bin/python bench/step_choice.py --rows /tmp/steps.json --cv 5 --signals name_w
     .venv/bin/python bench/step_choice.py --rows /tmp/steps.json --confidence step_margin
 
-Dev cases only (the files of ``bench/calibrate_confidence.py``, ``split == "dev"``), run
-through retrieval and the offline provider as ``rca eval --suggest`` runs them (hybrid,
-default fusion, top 5), each also with its own category's runbooks left out
+Dev cases only (the files of ``bench/calibrate_confidence.py`` and cases-i..l, ``split ==
+"dev"``), run through retrieval and the offline provider as ``rca eval --suggest`` runs them
+(hybrid, default fusion, top 5), each also with its own category's runbooks left out
 (leave-class-out, as the confidence fit does). Per case the dump keeps the answer, whether a
 keyword (the fix term) is in the action and in the runner-up clause, and every ranked
 candidate step with its score parts (:attr:`Candidate.parts`), whether its own action holds
-a keyword, and its *support* signals: how much of the step's own text the incident names.
+a keyword, and its *support* signals: how much of the step's own text the incident names;
+and, for ``bench/step_evidence.py``, each incident word's places and each step's shared
+words.
 
 Support signals (structural, no word lists), over the step's backticked code in its action
 (all framework wordings): ``code_hits`` distinct code words (3+ letters, not a framework name
@@ -51,9 +53,13 @@ ALTERNATIVE = " If that does not apply: "
 STRENGTH = ["retrieval", "margin", "step"]
 
 
+#: Dev files added after ``calibrate_confidence.DEV_FILES`` was fixed (all ``split == "dev"``).
+NEWER_DEV_FILES = [f"eval/realworld/cases-{x}.jsonl" for x in "ijkl"]
+
+
 def _cases() -> list[dict[str, Any]]:
     cases = []
-    for path in DEV_FILES:
+    for path in [*DEV_FILES, *NEWER_DEV_FILES]:
         for line in (REPO / path).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 case = json.loads(line)
@@ -106,6 +112,18 @@ def _support(candidate: Any, incident: Any, premises: Any) -> dict[str, float]:
 WEIGHT_UNSEEN = 0.5  # a name in the incident's whole words but not its weighted terms
 
 
+def _terms(candidate: Any, places: dict[str, Any], rarity: Any) -> dict[str, float]:
+    """What each of the step's words the incident says adds to its overlap per unit of the
+    word's evidence weight (``bench/step_evidence.py`` re-weighs the evidence)."""
+    from rca.suggestion.providers.offline_weights import WEIGHTS
+
+    own = candidate.step_action_tokens
+    reason = candidate.step_reason_tokens - own
+    share = {t: rarity(t) for t in own if t in places}
+    share.update({t: WEIGHTS.reason_share * rarity(t) for t in reason if t in places})
+    return share
+
+
 def _dump(corpus: str) -> list[dict[str, Any]]:
     from rca.corpus.embeddings import embed
     from rca.evaluation.metrics import keyword_hit
@@ -116,8 +134,8 @@ def _dump(corpus: str) -> list[dict[str, Any]]:
     from rca.suggestion.evidence import context_for, evidence_from_retrieved
     from rca.suggestion.premises import read_premises
     from rca.suggestion.providers import OfflineProvider
-    from rca.suggestion.providers.incident_view import read_incident
-    from rca.suggestion.providers.step_ranking import rank_steps
+    from rca.suggestion.providers.incident_view import evidence_words, read_incident
+    from rca.suggestion.providers.step_ranking import _rarity, rank_steps
 
     index, _ = load_index(corpus)
     bodies = load_bodies(corpus, index.slugs)
@@ -144,6 +162,7 @@ def _dump(corpus: str) -> list[dict[str, Any]]:
             draft = provider.suggest(ctx)
             ranked = rank_steps(ctx)
             view, premises = read_incident(ctx), read_premises(ctx)
+            places, rarity = evidence_words(ctx), _rarity(ctx)
             runner = draft.reason.split(ALTERNATIVE, 1)[1] if ALTERNATIVE in draft.reason else ""
             rows.append(
                 {
@@ -154,6 +173,7 @@ def _dump(corpus: str) -> list[dict[str, Any]]:
                     "frames": len(ctx.frames),
                     "hit": keyword_hit(draft.action, keywords),
                     "hit_runner_up": keyword_hit(runner, keywords),
+                    "places": places,
                     "candidates": [
                         {
                             "runbook": c.evidence.slug,
@@ -161,6 +181,7 @@ def _dump(corpus: str) -> list[dict[str, Any]]:
                             "parts": c.parts,
                             "signals": _support(c, view, premises),
                             "hit": keyword_hit(c.action, keywords),
+                            "terms": _terms(c, places, rarity),
                         }
                         for c in ranked
                     ],

@@ -15,9 +15,16 @@ from rca.corpus.sentences import split_sentences
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.incident_facts import fact_words, terms
 from rca.suggestion.premises import read_premises
-from rca.suggestion.providers.offline_weights import WEIGHTS
+from rca.suggestion.providers.offline_weights import WEIGHTS, OfflineWeights
 
-__all__ = ["IncidentView", "read_incident", "whole_words"]
+__all__ = [
+    "SOURCES",
+    "IncidentView",
+    "evidence_words",
+    "read_incident",
+    "source_weight",
+    "whole_words",
+]
 
 #: Whole words that place an incident's code in training or in serving.
 _TRAINING_CUES = frozenset(
@@ -55,6 +62,59 @@ def _sentences(message: str) -> list[str]:
     return [piece for line in message.splitlines() for piece in split_sentences(line)]
 
 
+#: Where an incident says a word (:func:`evidence_words`), the ``source`` of its weight.
+SOURCES = ("message", "advice", "log", "context", "own_code", "own_name", "library", "path")
+
+
+def evidence_words(ctx: AnalysisContext) -> dict[str, list[tuple[str, int]]]:
+    """Each word of the incident with every place it is said, as ``(source, depth)``.
+
+    Structural, like the retrieval query (:mod:`rca.retrieval.query`): the error type and
+    message (``advice`` for a sentence of generic advice), log lines, the inference context;
+    the user's own frames' source lines (``own_code``, depth 0 the innermost) and function
+    names (``own_name``); library frames' functions and source lines (``library``, depth 0
+    the innermost); and file names and modules (``path``). :func:`source_weight` weighs
+    them for :func:`read_incident`; ``bench/step_evidence.py`` re-weighs them."""
+    words: dict[str, list[tuple[str, int]]] = {}
+
+    def add(text: str, source: str, depth: int = 0) -> None:
+        for token in terms(text):
+            words.setdefault(token, []).append((source, depth))
+
+    add(ctx.error_type or "", "message")
+    for sentence in _sentences(ctx.message or ""):
+        add(sentence, "advice" if _ADVICE.search(sentence) else "message")
+    depth = {True: 0, False: 0}
+    for frame in reversed(ctx.frames):  # innermost first
+        own = bool(frame.get("in_app"))
+        add(str(frame.get("context_line") or ""), "own_code" if own else "library", depth[own])
+        add(str(frame.get("function") or ""), "own_name" if own else "library", depth[own])
+        add(f"{frame.get('filename') or ''} {frame.get('module') or ''}", "path")
+        depth[own] += 1
+    for entry in ctx.logs:
+        text = entry.get("message") if isinstance(entry, dict) else entry
+        add(str(text or ""), "log")
+    add(" ".join(_context_values(ctx)), "context")
+    return words
+
+
+def source_weight(source: str, depth: int, weights: OfflineWeights = WEIGHTS) -> float:
+    """How much a word said at ``(source, depth)`` counts in the step overlap: the message
+    :attr:`~OfflineWeights.from_message` (its advice :attr:`~OfflineWeights.from_advice`),
+    everything else (frames, logs, context) :attr:`~OfflineWeights.from_context`, whatever
+    the depth. Weighing frames by kind (own source line, library frame, file name) as the
+    retrieval query does was measured and not adopted (:mod:`.offline_weights`)."""
+    del depth  # every frame alike; kept so that ``bench/step_evidence.py`` can re-weigh
+    if source == "message":
+        return weights.from_message
+    return weights.from_advice if source == "advice" else weights.from_context
+
+
+def _context_values(ctx: AnalysisContext) -> list[str]:
+    context = ctx.inference_context or {}
+    return [str(v) for v in context.values() if isinstance(v, str | int | float)]
+
+
 def _frame_text(frame: Frame) -> str:
     return " ".join(
         str(frame.get(key) or "") for key in ("filename", "function", "module", "context_line")
@@ -78,31 +138,23 @@ def _mode(words: set[str], bias: int) -> str | None:
     return "training" if training > serving else "serving" if serving > training else None
 
 
-def read_incident(ctx: AnalysisContext) -> IncidentView:
+def read_incident(ctx: AnalysisContext, weights: OfflineWeights = WEIGHTS) -> IncidentView:
     """Weigh the incident's words by where it says them and read its setting and facts."""
     words: dict[str, float] = {}
-    texts: list[str] = [ctx.error_type or ""]
-
-    def add(text: str, weight: float) -> None:
-        texts.append(text)
-        for token in terms(text):
-            words[token] = max(words.get(token, 0.0), weight)
-
-    add(ctx.error_type or "", WEIGHTS.from_message)
+    for token, places in evidence_words(ctx).items():
+        weight = max(source_weight(source, depth, weights) for source, depth in places)
+        if weight > 0:
+            words[token] = weight
     message = ctx.message or ""
-    for sentence in _sentences(message):
-        advice = _ADVICE.search(sentence)
-        add(sentence, WEIGHTS.from_advice if advice else WEIGHTS.from_message)
-    for frame in ctx.frames:
-        add(_frame_text(frame), WEIGHTS.from_context)
-    for entry in ctx.logs:
-        text = entry.get("message") if isinstance(entry, dict) else entry
-        add(str(text or ""), WEIGHTS.from_context)
-    context = ctx.inference_context or {}
-    values = (v for v in context.values() if isinstance(v, str | int | float))
-    add(" ".join(str(v) for v in values), WEIGHTS.from_context)
+    texts = [ctx.error_type or "", ctx.error_type or "", *_sentences(message)]
+    texts += [_frame_text(frame) for frame in ctx.frames]
+    texts += [
+        str((entry.get("message") if isinstance(entry, dict) else entry) or "")
+        for entry in ctx.logs
+    ]
+    texts.append(" ".join(_context_values(ctx)))
     whole = whole_words("\n".join(texts))
-    bias = WEIGHTS.serving_context_bias if context else 0
+    bias = weights.serving_context_bias if ctx.inference_context else 0
     diffs = list(ctx.shape_diff)
     return IncidentView(
         words=words,

@@ -15,6 +15,15 @@ is positively met (its API is the incident's framework, a ``fits`` fact holds). 
 chose weight 0 for every one of them: of the 16 dev cases that chose the right runbook but
 the wrong step, only one has a right step naming more of the incident than the chosen one.
 Re-weighing the existing parts jointly, out of fold, gave 96-98 action hits against 100.
+
+Also tried and not added (``bench/step_evidence.py``, 190 dev cases with cases-i..l, 5-fold):
+weighing the overlap's words by where the incident says them, as the retrieval query does
+(message and log lines, the user's own source lines decaying outward, library frames low,
+file names and modules out). Out of fold 124 -> 122 fix terms in the action and 23 -> 24
+right-runbook-wrong-step (cases-a 28 -> 26); the 24 incidents with frames stay at 7. Frame
+words move scores but seldom the choice: dropping every frame word changes 3 choices (all
+misses either way), library frames alone none; the frame incidents' misses are mostly the
+wrong runbook (11 of 24 have no step with the fix) or lose on position and setting.
 """
 
 from __future__ import annotations
