@@ -12,7 +12,7 @@ machine moves the figures but not much their ratios. Four paths, the same failur
 * `envelope`: one event per `POST /api/<project>/envelope/`, the body a Sentry SDK sends
   (bench/sentry_envelopes.py), authenticated by the DSN's public key;
 * `paced`: the single path at a modest BENCH_PACED_RATE (50/s), one client: how soon the
-  processor, at the lowest CPU priority, stores what arrives when nothing saturates;
+  processor (at nice 5, `RCA_INBOX_NICE`) stores what arrives when nothing saturates;
 * `batch`: BENCH_BATCH incidents per `POST /api/v1/incidents/batch` (a buffering client),
   against `raw`: the same payloads inserted with psycopg, one committed INSERT each, into a
   scratch table: the floor cost of durably storing one, with no validation, parsing,
