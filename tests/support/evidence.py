@@ -6,6 +6,9 @@ runbooks were found and how high each ranked.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from ingest.parsing.shapes import extract_shape_diff
 from rca.corpus.files import Runbook, bundled_runbook_dir, load_directory
 from rca.suggestion.context import AnalysisContext, Evidence, evidence_from_runbook
@@ -40,3 +43,39 @@ def message_context(
 def draft(action: str, runbook: str) -> Draft:
     """A provider's answer with this action citing this runbook, for validation tests."""
     return Draft(action, "Because.", runbook, 0.5, "test", "test")
+
+
+def incident_context(
+    message: str,
+    *ranked: tuple[str, float],
+    logs: Iterable[str] = (),
+    frames: Iterable[dict[str, Any]] = (),
+) -> AnalysisContext:
+    """A context of a message (its error type read from a ``Type: text`` head), log lines,
+    frames and the ranked runbooks: what the version and component tests vary."""
+    return AnalysisContext(
+        error_type=message.split(":", 1)[0] if ":" in message[:40] else "",
+        message=message,
+        logs=[{"message": line} for line in logs],
+        frames=list(frames),
+        evidence=evidence(*ranked),
+    )
+
+
+def chat_completion(content: str) -> dict[str, Any]:
+    """An OpenAI chat-completions response body whose one choice says ``content``: what the
+    local OpenAI-protocol servers of the LLM-path tests answer."""
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-llm",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content},
+            }
+        ],
+        "usage": {"prompt_tokens": 500, "completion_tokens": 40, "total_tokens": 540},
+    }

@@ -17,7 +17,7 @@ from rca.suggestion.context import AnalysisContext
 from rca.suggestion.providers import OpenAIProvider
 from rca.suggestion.suggest import write_suggestion
 from tests.support.dev_cases import dev_case
-from tests.support.evidence import evidence
+from tests.support.evidence import chat_completion, evidence
 
 SLUG = "ddp-unused-parameters"
 #: PyTorch's reducer adds this sentence to the error when the option is already on.
@@ -49,23 +49,6 @@ def _ctx() -> AnalysisContext:
     )
 
 
-def _chat(content: str) -> dict:
-    return {
-        "id": "c",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-llm",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content},
-            }
-        ],
-        "usage": {"prompt_tokens": 500, "completion_tokens": 40, "total_tokens": 540},
-    }
-
-
 @pytest.fixture
 def llm(httpserver):
     def make(*answers: dict) -> tuple[OpenAIProvider, list[dict]]:
@@ -74,7 +57,9 @@ def llm(httpserver):
         def handler(request: Request) -> Response:
             requests.append(json.loads(request.data))
             answer = answers[min(len(requests), len(answers)) - 1]
-            return Response(json.dumps(_chat(json.dumps(answer))), content_type="application/json")
+            return Response(
+                json.dumps(chat_completion(json.dumps(answer))), content_type="application/json"
+            )
 
         httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(
             handler

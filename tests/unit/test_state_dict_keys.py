@@ -21,7 +21,7 @@ from rca.suggestion.providers import OfflineProvider, OpenAIProvider
 from rca.suggestion.state_dict_keys import differing_keys_text, key_facts, read_key_lists
 from rca.suggestion.suggest import write_suggestion
 from rca.suggestion.validation import validate
-from tests.support.evidence import draft, message_context
+from tests.support.evidence import chat_completion, draft, message_context
 
 PREFIXED = "state-dict-keys-prefixed"
 NOT_PREFIXED = "state-dict-keys-not-prefixed"
@@ -213,23 +213,6 @@ def test_offline_still_strips_the_prefix_that_renames_every_key() -> None:
     assert "prefix" in OfflineProvider().suggest(ctx).action.lower()
 
 
-def _chat(answer: dict) -> dict:
-    return {
-        "id": "c",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-llm",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": json.dumps(answer)},
-            }
-        ],
-        "usage": {"prompt_tokens": 500, "completion_tokens": 40, "total_tokens": 540},
-    }
-
-
 def test_an_llm_that_rephrases_the_prefix_fix_is_reasked_and_never_stored_valid(httpserver):
     """The LLM's wording shares few words with the runbook step ("save the unwrapped
     model"), and it cites another runbook; its `says` words still hold it to the premise."""
@@ -243,7 +226,9 @@ def test_an_llm_that_rephrases_the_prefix_fix_is_reasked_and_never_stored_valid(
 
     def handler(request: Request) -> Response:
         requests.append(json.loads(request.data))
-        return Response(json.dumps(_chat(violating)), content_type="application/json")
+        return Response(
+            json.dumps(chat_completion(json.dumps(violating))), content_type="application/json"
+        )
 
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
     provider = OpenAIProvider("sk-test", httpserver.url_for("/v1"), "test-llm", 5, 0)

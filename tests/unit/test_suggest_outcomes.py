@@ -18,6 +18,7 @@ from ingest.parsing.frames import make_frame
 from rca.suggestion.context import AnalysisContext, Evidence
 from rca.suggestion.providers import OpenAIProvider
 from rca.suggestion.suggest import write_suggestion
+from tests.support.evidence import chat_completion
 
 SLUG = "matmul-shape-mismatch-linear"
 
@@ -48,23 +49,6 @@ def _ctx() -> AnalysisContext:
     )
 
 
-def _chat(content: str) -> dict:
-    return {
-        "id": "c",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-llm",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content},
-            }
-        ],
-        "usage": {"prompt_tokens": 500, "completion_tokens": 40, "total_tokens": 540},
-    }
-
-
 GOOD = {
     "action": "Set the head's in_features to 256.",
     "reason": "The head expects 512 input features but model.py:41 feeds it 256.",
@@ -88,7 +72,7 @@ class Script:
         if callable(answer):
             return answer()
         content = answer if isinstance(answer, str) else json.dumps(answer)
-        return Response(json.dumps(_chat(content)), content_type="application/json")
+        return Response(json.dumps(chat_completion(content)), content_type="application/json")
 
 
 @pytest.fixture
@@ -171,7 +155,9 @@ def test_rate_limit_then_success_is_stored_from_the_llm(llm):
 def test_timeout_falls_back_to_offline(llm):
     def slow() -> Response:
         time.sleep(1.5)
-        return Response(json.dumps(_chat(json.dumps(GOOD))), content_type="application/json")
+        return Response(
+            json.dumps(chat_completion(json.dumps(GOOD))), content_type="application/json"
+        )
 
     provider, _ = llm(slow, timeout=0.5, retries=0)
     outcome = write_suggestion(_ctx(), provider)

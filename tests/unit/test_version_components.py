@@ -13,15 +13,12 @@ versions keep the direction.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.parsing.frames import make_frame
 from rca.suggestion.api_drift import read_drift
-from rca.suggestion.context import AnalysisContext
 from rca.suggestion.cuda_components import (
     component_facts,
     component_values,
@@ -33,7 +30,7 @@ from rca.suggestion.premises import read_premises
 from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.validation import validate
 from rca.suggestion.version_pairs import library_build, version_change, version_facts
-from tests.support.evidence import evidence
+from tests.support.evidence import incident_context
 
 GENERIC = "version-named-package-mismatch"
 BUILD = "cuda-library-built-for-other-version"
@@ -42,16 +39,6 @@ DRIVER = "cuda-driver-too-old"
 _NAME = st.from_regex(r"[a-z][a-z0-9]{2,8}(?:[-_][a-z0-9]{2,6})?", fullmatch=True)
 _PART = st.integers(min_value=0, max_value=40)
 _VERSION = st.tuples(st.integers(1, 20), _PART, _PART)
-
-
-def _ctx(message: str, *ranked: tuple[str, float], logs: Any = (), frames: Any = ()) -> Any:
-    return AnalysisContext(
-        error_type=message.split(":", 1)[0] if ":" in message[:40] else "",
-        message=message,
-        logs=[{"message": line} for line in logs],
-        frames=list(frames),
-        evidence=evidence(*ranked),
-    )
 
 
 def _dotted(version: tuple[int, int, int]) -> str:
@@ -116,13 +103,13 @@ def test_an_older_cudnn_under_pytorch_is_upgraded_and_a_newer_one_matched() -> N
         "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but"
         " found runtime version (8, 4, 1)."
     )
-    draft = OfflineProvider().suggest(_ctx(older, (BUILD, 0.9)))
+    draft = OfflineProvider().suggest(incident_context(older, (BUILD, 0.9)))
     assert draft.action.startswith("Upgrade cuDNN to 8.5.0 or newer (loaded now: 8.4.1)")
     newer = (
         "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked"
         " against 7605"
     )
-    ctx = _ctx(newer, (BUILD, 0.9))
+    ctx = incident_context(newer, (BUILD, 0.9))
     assert "runtime-newer-than-build" in read_premises(ctx).facts
     draft = OfflineProvider().suggest(ctx)
     assert draft.action.startswith("Install cuDNN 7.1.2, the release this build was compiled for")
@@ -195,7 +182,7 @@ def test_the_driver_step_names_what_the_driver_supports_and_library_steps_stay_o
         "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please"
         " update your GPU driver"
     )
-    draft = OfflineProvider().suggest(_ctx(message, (DRIVER, 0.9), (BUILD, 0.8)))
+    draft = OfflineProvider().suggest(incident_context(message, (DRIVER, 0.9), (BUILD, 0.8)))
     assert draft.runbook == DRIVER
     assert "Update the NVIDIA driver" in draft.action
     assert "supports CUDA up to 11.4" in draft.action
@@ -331,12 +318,12 @@ def test_a_public_import_raised_in_another_package_names_that_importer() -> None
         make_frame("/env/lib/python3.10/site-packages/peft/peft_model.py", "<module>", 37),
     ]
     assert read_drift(message, frames, []).caller_package == "peft"
-    draft = OfflineProvider().suggest(_ctx(message, (GENERIC, 0.9), frames=frames))
+    draft = OfflineProvider().suggest(incident_context(message, (GENERIC, 0.9), frames=frames))
     assert draft.action.startswith(
         "Upgrade transformers to a release that has EncoderDecoderCache (or downgrade peft"
     )
     # Raised from the user's own file, nothing names an importer and the aside goes.
     own = [make_frame("/home/me/train.py", "<module>", 3)]
     assert read_drift(message, own, []).caller_package == ""
-    draft = OfflineProvider().suggest(_ctx(message, (GENERIC, 0.9), frames=own))
+    draft = OfflineProvider().suggest(incident_context(message, (GENERIC, 0.9), frames=own))
     assert "downgrade" not in draft.action and "{" not in draft.action

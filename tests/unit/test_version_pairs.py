@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.parsing.frames import make_frame
-from rca.suggestion.context import AnalysisContext
 from rca.suggestion.premises import read_premises
 from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.validation import validate
@@ -28,23 +27,13 @@ from rca.suggestion.version_pairs import (
     version_facts,
     version_values,
 )
-from tests.support.evidence import evidence
+from tests.support.evidence import incident_context
 
 GENERIC = "version-named-package-mismatch"
 
 
-def _ctx(message: str, *ranked: tuple[str, float], logs: Any = (), frames: Any = ()) -> Any:
-    return AnalysisContext(
-        error_type=message.split(":", 1)[0] if ":" in message[:40] else "",
-        message=message,
-        logs=[{"message": line} for line in logs],
-        frames=list(frames),
-        evidence=evidence(*ranked),
-    )
-
-
 def _suggest(message: str, *ranked: tuple[str, float], **kwargs: Any) -> Draft:
-    return OfflineProvider().suggest(_ctx(message, *ranked, **kwargs))
+    return OfflineProvider().suggest(incident_context(message, *ranked, **kwargs))
 
 
 @settings(max_examples=150, deadline=None)
@@ -217,7 +206,7 @@ def test_renamed_packages_get_the_same_upgrade_step_with_their_own_names(
     )
     draft = _suggest(message, (GENERIC, 0.9), ("jax-jaxlib-cuda-install", 0.85))
     assert draft.action.startswith(f"Upgrade {low} to >= {need} (installed: {have})")
-    assert validate(draft, _ctx(message, (GENERIC, 0.9))).ok
+    assert validate(draft, incident_context(message, (GENERIC, 0.9))).ok
 
 
 @pytest.mark.parametrize(
@@ -231,7 +220,7 @@ def test_a_release_above_the_supported_range_is_downgraded_never_upgraded(
         f"ImportError: {package}>=0.1.0,<={ceiling} is required for a normal functioning of"
         f" this module, but found {package}=={found}."
     )
-    ctx = _ctx(message, (GENERIC, 0.9))
+    ctx = incident_context(message, (GENERIC, 0.9))
     assert "version-above-supported" in read_premises(ctx).facts
     draft = OfflineProvider().suggest(ctx)
     assert draft.action.startswith(f"Downgrade {package} to <= {ceiling} (installed: {found})")
@@ -285,7 +274,7 @@ def test_a_newer_runtime_library_asks_for_the_framework_build_made_for_it() -> N
     frame = make_frame(
         "/usr/lib/python3/site-packages/tensorflow/python/client/session.py", "run", 1321
     )
-    ctx = _ctx(line, ("cuda-library-built-for-other-version", 0.9), frames=[frame])
+    ctx = incident_context(line, ("cuda-library-built-for-other-version", 0.9), frames=[frame])
     assert "runtime-newer-than-build" in read_premises(ctx).facts
     draft = OfflineProvider().suggest(ctx)
     # cuDNN prints 1000 * major + 100 * minor + patch: 5105 is 5.1.5, 6021 is 6.0.21.
