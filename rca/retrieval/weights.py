@@ -3,6 +3,13 @@
 ``rca eval --cv K`` re-chooses the tunable fields on the development folds only and prints
 what each fold chose, so a default here is trusted only as far as that cross-validated
 figure goes (README "Retrieval figures" names the run that chose each value).
+
+Measured and not added (2026-12-05): a ``log_signal`` weight, runbook signals matched also
+against the incident's warning-and-above log lines (raw, 5 lines of 300 characters at most)
+at a fraction of a message match. 5-fold CV over the 141 dev cases on the four suite
+corpora, fraction in 0 / 0.25 / 0.5 / 0.75 / 1.0: every fold chose 0 and out-of-fold hit@1
+was unchanged on every corpus (123 / 121 / 116 / 121); a log-only match occurred in 5-10
+cases per corpus and flipped no top 1, nor on the 24 dev cases of cases-i/j.
 """
 
 from __future__ import annotations
