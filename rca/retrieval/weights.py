@@ -7,7 +7,8 @@ figure goes (README "Retrieval figures" names the run that chose each value).
 Measured and not added (2026-12-05): a ``log_signal`` weight, runbook signals matched also
 against the incident's warning-and-above log lines (raw, 5 lines of 300 characters at most)
 at a fraction of a message match. 5-fold CV over the 141 dev cases on the four suite
-corpora, fraction in 0 / 0.25 / 0.5 / 0.75 / 1.0: every fold chose 0 and out-of-fold hit@1
+corpora, fraction in 0 / 0.25 / 0.5 / 0.75 / 1.0: every fold chose 0 (none scored higher on
+its training folds; ties keep the first) and out-of-fold hit@1
 was unchanged on every corpus (123 / 121 / 116 / 121); a log-only match occurred in 5-10
 cases per corpus and flipped no top 1, nor on the 24 dev cases of cases-i/j.
 """
