@@ -21,9 +21,10 @@ BOTH_FILES = ("cases-a.jsonl", "cases-b.jsonl")
 SECOND_HOLDOUT = "cases-c.jsonl"
 THIRD_HOLDOUT = "cases-f.jsonl"
 FOURTH_HOLDOUT = "cases-h.jsonl"
-FRESH_HOLDOUTS = {"holdout2", "holdout3", "holdout4"}
+FIFTH_HOLDOUT = "cases-m.jsonl"
+FRESH_HOLDOUTS = {"holdout2", "holdout3", "holdout4", "holdout5"}
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second, third and fourth holdouts cover each of them.
+# Framework groups of issue 16; the second to fifth holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -201,5 +202,21 @@ def test_the_fourth_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != FOURTH_HOLDOUT and c["split"] == "holdout4"]
     assert not elsewhere, f"holdout4 lines outside {FOURTH_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in fourth) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 2}
+    assert not thin, f"framework groups with fewer than 2 cases: {thin}"
+
+
+def test_the_fifth_holdout_is_its_own_file_and_covers_every_group():
+    """cases-m.jsonl is a fifth fresh holdout (issue 16), built like cases-h: only
+    `holdout5` lines, `rm` ids, and `holdout5` appears nowhere else."""
+    if not (REALWORLD_DIR / FIFTH_HOLDOUT).exists():
+        pytest.skip(f"{FIFTH_HOLDOUT} not present")
+    fifth = [case for name, _, case in CASES if name == FIFTH_HOLDOUT]
+    assert len(fifth) >= 45
+    assert all(case["split"] == "holdout5" for case in fifth)
+    assert all(case["id"].startswith("rm") for case in fifth)
+    elsewhere = [c["id"] for n, _, c in CASES if n != FIFTH_HOLDOUT and c["split"] == "holdout5"]
+    assert not elsewhere, f"holdout5 lines outside {FIFTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in fifth) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 2}
     assert not thin, f"framework groups with fewer than 2 cases: {thin}"
