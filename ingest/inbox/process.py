@@ -11,7 +11,8 @@ through `ingest.store.store_incidents` (scrub, parse, group, insert; the
 the transaction commits: a crash at any point either commits both or neither, and storing
 is idempotent on event_id, so nothing is lost and nothing is stored twice.
 
-The runner's commits are lazy (`lazy_commit`, RCA_INBOX_LAZY_COMMIT, default on):
+With RCA_INBOX_LAZY_COMMIT (default off: no gain measured, README issue 19) the runner's
+commits are lazy (`lazy_commit`):
 `synchronous_commit` is off for the claim's transaction, so the processor does not wait
 out (and pay the CPU of) a WAL flush per claim; the walwriter, or the next durable commit
 of anyone (a web request's accept), flushes it within milliseconds. What a crash of

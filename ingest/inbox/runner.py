@@ -80,7 +80,7 @@ class Runner:
         from django.conf import settings
 
         # Commits that do not wait for their WAL flush (process.py says why that is safe).
-        self.lazy_commit = bool(getattr(settings, "RCA_INBOX_LAZY_COMMIT", True))
+        self.lazy_commit = bool(getattr(settings, "RCA_INBOX_LAZY_COMMIT", False))
         self.stop = threading.Event()
         self._listening: Any = None  # the psycopg connection that LISTENs
         self._active_at = 0.0  # monotonic time rows were last processed or a wake came
