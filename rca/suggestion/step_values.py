@@ -22,6 +22,10 @@ suggestion carries an unfilled template.
 ``missing-name`` when no version pairing gives them)
     The installed package an API-drift failure points at (:mod:`.api_drift`): "Upgrade
     {caller-package} (it passes {argument} ...)".
+``documented-pairing``
+    The release a vendor's compatibility table pairs with the versions the incident names,
+    as an action with its direction ("upgrade onnxruntime-gpu to 1.19 or newer, whose
+    default build is for CUDA 12.x and cuDNN 9.x ...", :mod:`.compatibility`).
 ``framework``
     The frameworks the incident's code shows (:mod:`.incident_setting`), comma-separated.
     It also chooses the wording of a step with framework variants (``For tensorflow:``
@@ -39,6 +43,8 @@ from typing import TYPE_CHECKING
 from rca.corpus.step_metadata import variant_lines
 from rca.suggestion.api_drift import VALUE_NAMES as DRIFT_VALUES
 from rca.suggestion.api_drift import drift_values, read_drift
+from rca.suggestion.compatibility import VALUE_NAMES as PAIRING_VALUES
+from rca.suggestion.compatibility import documented_pairing
 from rca.suggestion.incident_setting import log_texts, setting_of
 from rca.suggestion.state_dict_keys import differing_keys_text, key_prefix
 from rca.suggestion.version_pairs import VALUE_NAMES as VERSION_VALUES
@@ -53,6 +59,7 @@ VALUE_NAMES = (
     frozenset({"actual-size", "expected-size", "key-prefix", "differing-keys", "framework"})
     | VERSION_VALUES
     | DRIFT_VALUES
+    | PAIRING_VALUES
 )
 # Runbook text only (operator-shipped steps), short: plain re is fine.
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z-]*)\}")
@@ -120,6 +127,9 @@ def incident_values(ctx: AnalysisContext) -> dict[str, str]:
         values["framework"] = ", ".join(sorted(frameworks))
     code = [str(frame.get("context_line") or "") for frame in ctx.frames]
     values.update(version_values(ctx.message or "", [*log_texts(ctx.logs), *code]))
+    texts = [ctx.message or "", *log_texts(ctx.logs), *code]
+    if pairing := documented_pairing(texts, setting_of(ctx).frameworks):
+        values["documented-pairing"] = pairing
     drift = read_drift(ctx.message or "", ctx.frames, log_texts(ctx.logs))
     for name, value in drift_values(drift).items():
         values.setdefault(name, value)  # a version pairing's package and name come first

@@ -279,7 +279,11 @@ def test_a_newer_runtime_library_asks_for_the_framework_build_made_for_it() -> N
     draft = OfflineProvider().suggest(ctx)
     # cuDNN prints 1000 * major + 100 * minor + patch: 5105 is 5.1.5, 6021 is 6.0.21.
     assert draft.action.startswith("Install CuDNN 5.1.5, the release this build was compiled")
-    assert "framework release built for CuDNN 6.0.21 (here: tensorflow)" in draft.action
+    # TensorFlow's wording, with the release its tested build configurations pair with cuDNN 6
+    # (rca/knowledge/compatibility/tensorflow-gpu-cuda.toml).
+    assert "TensorFlow release built for CuDNN 6.0.21 (upgrade tensorflow-gpu to 1.3.0" in (
+        draft.action
+    )
     upgrade = Draft(
         "Upgrade CuDNN to 5.1.5 or newer, or install the framework release built for CuDNN 6.0.21.",
         "Older runtime.",
