@@ -33,8 +33,13 @@ os.environ.setdefault("RCA_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1,localhost")
 os.environ.setdefault("RCA_INGEST_INLINE", "true")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus) -> None:
-    """Stop the embedded PostgreSQL when this run had a cluster of its own (`make test`)."""
+    """Stop the embedded PostgreSQL when this run had a cluster of its own (`make test`).
+
+    Last: after an interrupt (Ctrl-C, a timeout, -x) pytest tears the session's fixtures
+    down in its own sessionfinish, and the test database's flush needs the cluster; run
+    first, this stopped it under them and the run ended in a traceback, no summary."""
     from webapp import embedded
 
     if not os.environ.get("DATABASE_URL") and os.environ.get("RCA_DATA_DIR"):
