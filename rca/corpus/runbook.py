@@ -42,10 +42,13 @@ FAILURE_CLASSES: frozenset[str] = frozenset(
         "serving",
         "adapter_config",
         "cuda_library_mismatch",
+        "cuda_fork_multiprocessing",
         "cuda_toolkit_missing",
         "cudnn_init_memory",
         "custom_object_deserialization",
         "data_pipeline_exhausted",
+        "dataset_preprocessing",
+        "deepspeed_config",
         "engine_build_config",
         "engine_version_mismatch",
         "fsdp_config",
@@ -72,6 +75,12 @@ FAILURE_CLASSES: frozenset[str] = frozenset(
         "unsupported_operator",
         "zero3_checkpoint",
         "zero_no_sync",
+        "backward_non_scalar",
+        "batch_statistics",
+        "determinism_config",
+        "device_index_invalid",
+        "tensor_conversion",
+        "tensor_layout",
     }
 )
 
