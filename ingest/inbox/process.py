@@ -51,7 +51,7 @@ _CLAIM = f"""
 SELECT id, project_id, source, event_id, payload FROM {_TABLE}{{lazy}}
  WHERE failed_at IS NULL {{only}}
  ORDER BY id {{order}} LIMIT %(limit)s
-   FOR UPDATE OF {_TABLE} SKIP LOCKED
+   FOR UPDATE {{of}}SKIP LOCKED
 """  # noqa: S608 - the table name is ours; values are parameters
 #: Joined to the claim when the commit may be lazy: the setting is the transaction's own
 #: (`is_local`), taken in the claim's round trip (volatile: evaluated whenever rows come).
@@ -81,6 +81,7 @@ def _claim(
 ) -> list[_Row]:
     sql = _CLAIM.format(
         lazy=_LAZY if lazy else "",
+        of=f"OF {_TABLE} " if lazy else "",  # the inbox's rows, not the setting's
         only="AND id = ANY(%(only)s)" if only is not None else "",
         order="DESC" if newest_first else "",
     )
