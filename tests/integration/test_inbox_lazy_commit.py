@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 
 import psutil
 import pytest
@@ -26,7 +24,7 @@ from ingest.inbox.records import make_records
 from ingest.inbox.write import write
 from ingest.models import InboxItem, Incident
 from tests.support.factories import project_with_key, shape_error
-from tests.support.processes import REPO
+from tests.support.processes import python
 from webapp import embedded
 
 pytestmark = pytest.mark.timeout(300)
@@ -64,19 +62,6 @@ print(json.dumps({"stored": where(Incident), "waiting": where(InboxItem)}))
 """
 
 PROCESS = "from ingest.inbox.process import process_pending; print(process_pending(10))"
-
-
-def python(env: dict[str, str], *argv: str) -> str:
-    done = subprocess.run(
-        [sys.executable, *argv],
-        cwd=REPO,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    return done.stdout
 
 
 def shell(env: dict[str, str], code: str, *args: str) -> str:

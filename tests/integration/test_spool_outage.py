@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 import uuid
@@ -25,7 +24,7 @@ from tests.integration.test_metrics import parse, value
 from tests.integration.test_sentry_corpus import envelope_bytes
 from tests.support.factories import shape_error
 from tests.support.gunicorn import free_port
-from tests.support.processes import REPO, LoggedProcess, wait_for
+from tests.support.processes import LoggedProcess, python, wait_for
 from webapp import embedded
 from webapp.supervisor import gunicorn_argv
 
@@ -41,19 +40,6 @@ _, unused = create_key(project, "unused")
 print(json.dumps({"project": project.pk, "dsn_key": project.sentry_key, "used": used,
                   "unused": unused}))
 """
-
-
-def python(env: dict[str, str], *argv: str) -> str:
-    done = subprocess.run(
-        [sys.executable, *argv],
-        cwd=REPO,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    return done.stdout
 
 
 class Served(LoggedProcess):

@@ -135,3 +135,17 @@ def wait_for(predicate, timeout: float = 30, interval: float = 0.1):
             return value
         time.sleep(interval)
     raise TimeoutError(f"condition not met within {timeout}s")
+
+
+def python(env: dict[str, str], *argv: str) -> str:
+    """Run this repository's Python with `argv` and `env` added; its stdout (must exit 0)."""
+    done = subprocess.run(
+        [sys.executable, *argv],
+        cwd=REPO,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done.stdout
