@@ -22,9 +22,10 @@ SECOND_HOLDOUT = "cases-c.jsonl"
 THIRD_HOLDOUT = "cases-f.jsonl"
 FOURTH_HOLDOUT = "cases-h.jsonl"
 FIFTH_HOLDOUT = "cases-m.jsonl"
-FRESH_HOLDOUTS = {"holdout2", "holdout3", "holdout4", "holdout5"}
+SIXTH_HOLDOUT = "cases-q.jsonl"
+FRESH_HOLDOUTS = {"holdout2", "holdout3", "holdout4", "holdout5", "holdout6"}
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second to fifth holdouts cover each of them.
+# Framework groups of issue 16; the second to sixth holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -218,5 +219,21 @@ def test_the_fifth_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != FIFTH_HOLDOUT and c["split"] == "holdout5"]
     assert not elsewhere, f"holdout5 lines outside {FIFTH_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in fifth) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 2}
+    assert not thin, f"framework groups with fewer than 2 cases: {thin}"
+
+
+def test_the_sixth_holdout_is_its_own_file_and_covers_every_group():
+    """cases-q.jsonl is a sixth fresh holdout (issue 16), built like cases-m: only
+    `holdout6` lines, `rq` ids, and `holdout6` appears nowhere else."""
+    if not (REALWORLD_DIR / SIXTH_HOLDOUT).exists():
+        pytest.skip(f"{SIXTH_HOLDOUT} not present")
+    sixth = [case for name, _, case in CASES if name == SIXTH_HOLDOUT]
+    assert len(sixth) >= 45
+    assert all(case["split"] == "holdout6" for case in sixth)
+    assert all(case["id"].startswith("rq") for case in sixth)
+    elsewhere = [c["id"] for n, _, c in CASES if n != SIXTH_HOLDOUT and c["split"] == "holdout6"]
+    assert not elsewhere, f"holdout6 lines outside {SIXTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in sixth) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 2}
     assert not thin, f"framework groups with fewer than 2 cases: {thin}"
