@@ -33,9 +33,24 @@ os.environ.setdefault("RCA_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1,localhost")
 os.environ.setdefault("RCA_INGEST_INLINE", "true")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config, specs) -> None:
+    """Under pytest-xdist (`make test` runs `-n 2`) each worker gets a state dir of its own,
+    `$RCA_DATA_DIR/gw0`, `gw1`: its own embedded cluster, spool and runbook dirs. Tests
+    terminate backends by application name, stop and restart processors and fill spools;
+    on one shared cluster a worker would do that to the other's. Each worker stops its own
+    cluster in its sessionfinish below; the controller stops the one its settings started."""
+    base = os.environ.get("RCA_DATA_DIR")
+    if not base or os.environ.get("DATABASE_URL"):
+        return  # an external database: workers get databases of their own (suffix _gwN)
+    for index, spec in enumerate(specs):
+        spec.env.setdefault("RCA_DATA_DIR", os.path.join(base, f"gw{index}"))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus) -> None:
-    """Stop the embedded PostgreSQL when this run had a cluster of its own (`make test`).
+    """Stop the embedded PostgreSQL when this run had a cluster of its own (`make test`;
+    under xdist each process stops its own, see `pytest_xdist_setupnodes`).
 
     Last: after an interrupt (Ctrl-C, a timeout, -x) pytest tears the session's fixtures
     down in its own sessionfinish, and the test database's flush needs the cluster; run

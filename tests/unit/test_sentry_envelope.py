@@ -132,7 +132,7 @@ def test_an_oversized_plain_body_is_refused():
 @pytest.mark.parametrize(
     ("body", "encoding", "why"),
     [
-        (gzip.compress(b"hello world")[:-6], "gzip", "truncated"),
+        (gzip.compress(b"hello world", mtime=0)[:-6], "gzip", "truncated"),
         (b"not gzip at all", "gzip", "not valid gzip"),
         (b"not deflate at all", "deflate", "deflate"),
         (brotli.compress(b"hello world" * 50)[:-3], "br", "br"),
