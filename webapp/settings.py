@@ -176,6 +176,9 @@ RCA_TASK_QUEUES = env.dict(
     },
 )
 CELERY_TASK_ROUTES = ("webapp.celery.route",)
+# Celery's scheduler, reconnecting after a failed send (webapp/beat.py: Celery's own stays on
+# a dead channel after a broker restart, and the sweep below would never run again).
+CELERY_BEAT_SCHEDULER = "webapp.beat:ReconnectingScheduler"
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {"task": "webapp.tasks.heartbeat", "schedule": 30.0},
     "sweep-stuck-analyses": {
