@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck
@@ -39,12 +40,18 @@ def pytest_xdist_setupnodes(config, specs) -> None:
     `$RCA_DATA_DIR/gw0`, `gw1`: its own embedded cluster, spool and runbook dirs. Tests
     terminate backends by application name, stop and restart processors and fill spools;
     on one shared cluster a worker would do that to the other's. Each worker stops its own
-    cluster in its sessionfinish below; the controller stops the one its settings started."""
+    cluster in its sessionfinish below; the controller stops the one its settings started
+    and any a worker left running (one that crashed or was interrupted alone)."""
     base = os.environ.get("RCA_DATA_DIR")
     if not base or os.environ.get("DATABASE_URL"):
         return  # an external database: workers get databases of their own (suffix _gwN)
     for index, spec in enumerate(specs):
         spec.env.setdefault("RCA_DATA_DIR", os.path.join(base, f"gw{index}"))
+        _WORKER_STATE_DIRS.append(Path(spec.env["RCA_DATA_DIR"]))
+
+
+#: The state dirs this (controller) process gave its xdist workers.
+_WORKER_STATE_DIRS: list[Path] = []
 
 
 @pytest.hookimpl(trylast=True)
@@ -59,6 +66,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
     if not os.environ.get("DATABASE_URL") and os.environ.get("RCA_DATA_DIR"):
         embedded.stop()
+        for state in _WORKER_STATE_DIRS:
+            embedded.stop(state / "pg")
 
 
 def pytest_configure(config) -> None:
