@@ -9,8 +9,11 @@ runs one server, as bench/ingest.py does (gunicorn 2x4 plus one `process_inbox`,
 with the bench's rate limit), and for BENCH_ROUNDS rounds times healthz, single and
 envelope in turn (BENCH_N requests each, BENCH_CLIENTS client threads, an ingest phase
 timed until the processor has emptied the inbox), snapshotting utime+stime of every
-process in /proc before and after each phase. It prints ms of CPU per request per role,
-each phase's rate and the ratio the CPU predicts (healthz CPU per request over the path's).
+process in /proc before and after each phase, and the cluster's WAL flushes. It prints ms
+of CPU per request per role, each phase's rate, the ratio the CPU predicts (healthz CPU
+per request over the path's) and requests per WAL flush: on a quiet machine the accepts'
+fsyncs (~5 ms each here), not CPU, bound the single and envelope paths, so how many
+requests share one (the inbox's group commit; the processor's commits take some) matters.
 
 Roles: `client` (this process: the client threads, also the drain's polling), `gunicorn`
 (the master and its workers), `processor`, `pg:web` / `pg:processor` / `pg:bench`
@@ -122,6 +125,19 @@ class Roles:
         return "other"
 
 
+def wal_flushes() -> int:
+    """WAL flushes (fsyncs) so far on the cluster, by every process (pg_stat_wal.wal_sync).
+    Backends publish their counts within a second of going idle: read after STATS_LAG."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT wal_sync FROM pg_stat_wal")
+        return int(cursor.fetchone()[0])
+
+
+STATS_LAG = 1.2
+
+
 def snapshot() -> dict[int, tuple[int, str, int, int]]:
     procs = {}
     for pid in os.listdir("/proc"):
@@ -231,6 +247,7 @@ def main() -> None:
         load = os.getloadavg()[0]
         print(f"{os.cpu_count()} cores, load {load:.2f}; {N} requests a phase, {CLIENTS} clients")
         results: dict[str, list[tuple[float, dict[str, float]]]] = defaultdict(list)
+        per_flush: dict[str, list[float]] = defaultdict(list)
         with ThreadPoolExecutor(CLIENTS) as pool:
             for mode in MODES:  # warm-up: connections, caches, the key
                 list(pool.map(lambda b, m=mode: send(m, b), bodies(mode, 50)))
@@ -238,7 +255,8 @@ def main() -> None:
             for r in range(ROUNDS):
                 for mode in MODES:
                     work = bodies(mode, N)
-                    time.sleep(0.3)
+                    time.sleep(STATS_LAG)
+                    flushes = wal_flushes()
                     roles.refresh_backends()
                     before, irq0, start = snapshot(), _irq_ticks(), time.perf_counter()
                     ok = sum(pool.map(lambda b, m=mode: send(m, b), work))
@@ -250,10 +268,14 @@ def main() -> None:
                     assert ok == N, f"{mode}: {N - ok} failed"
                     cpu = account(roles, before, after)
                     cpu["irq"] = (irq1 - irq0) * TICK_MS
+                    time.sleep(STATS_LAG)
+                    flushed = wal_flushes() - flushes
                     results[mode].append((rate, cpu))
+                    per_flush[mode].append(N / max(flushed, 1))
                     ours = sum(v for k, v in cpu.items() if k != "other")
                     print(
                         f"round {r} {mode:8s} {rate:7.0f}/s  ours {ours / N:.3f} ms/req"
+                        f"  {N / max(flushed, 1):.1f} req/WAL flush"
                         f"  load {os.getloadavg()[0]:.1f}",
                         flush=True,
                     )
@@ -262,10 +284,12 @@ def main() -> None:
         processor.terminate()
         web.wait(20)
         processor.wait(20)
-    report(results)
+    report(results, per_flush)
 
 
-def report(results: dict[str, list[tuple[float, dict[str, float]]]]) -> None:
+def report(
+    results: dict[str, list[tuple[float, dict[str, float]]]], per_flush: dict[str, list[float]]
+) -> None:
     """Median over rounds of ms per request per role, for each phase side by side."""
     import statistics
 
@@ -300,6 +324,11 @@ def report(results: dict[str, list[tuple[float, dict[str, float]]]]) -> None:
                 summary[f"{m}_wall_ratio"] = round(rates[m] / rates["healthz"], 3)
                 summary[f"{m}_process_cpu_ratio"] = round(procs["healthz"] / procs[m], 3)
     summary |= {f"{m}_ms": round(totals[m], 3) for m in modes}
+    summary |= {
+        f"{m}_per_wal_flush": round(statistics.median(per_flush[m]), 1)
+        for m in modes
+        if m != "healthz"
+    }
     print(json.dumps(summary))
 
 

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 
 from ingest import metrics
 from ingest.errors import error_response
+from ingest.inbox import write as inbox_write
 
 JSON_PATHS = ("/api/v1/",)
 BATCH_PATH = "/api/v1/incidents/batch"
@@ -50,8 +51,11 @@ class IngestLimitsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self._respond(request)
-        if 400 <= response.status_code < 500 and is_ingest(request):
+        if not is_ingest(request):
+            return self._respond(request)
+        with inbox_write.expecting():  # its process's inbox commit may wait for its rows
+            response = self._respond(request)
+        if 400 <= response.status_code < 500:
             metrics.count_refusal(response.status_code)
         return response
 

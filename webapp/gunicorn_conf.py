@@ -13,7 +13,7 @@ def post_worker_init(worker: Any) -> None:
     from ingest.keys import keep_warm
 
     keep_warm()
-    enable_group_commit()
+    enable_group_commit(int(getattr(worker.cfg, "threads", 0) or 0))
 
 
 def child_exit(server: Any, worker: Any) -> None:

@@ -7,12 +7,23 @@ trip per request, and each request also paid Django's connection health check (a
 no commit is under way it leads: it takes everything queued, inserts it with the same
 statement (`write._PREPARE`, idempotent on (project, event_id)) on the process's one
 committing connection, and hands each waiter the rows that were its own. Requests that
-queued meanwhile wait, and when the commit ends one of them leads the next batch. Nothing
-waits on purpose: under light load a batch is one request, committed by its own thread
-(no hand-off to another thread: that cost ~0.1 ms of CPU per request, bench/request_cpu.py);
-under load the batch grows by itself and the requests share a round trip and an fsync. A
-request is still answered only after its rows are committed with `synchronous_commit`
-on: durability before the 2xx is unchanged.
+queued meanwhile wait, and when the commit ends one of them leads the next batch. Under
+light load a batch is one request, committed at once by its own thread (no hand-off to
+another thread: that cost ~0.1 ms of CPU per request, bench/request_cpu.py). A request is
+still answered only after its rows are committed with `synchronous_commit` on: durability
+before the 2xx is unchanged.
+
+Gathering: a leader that starts while commits follow each other (the last ended less than
+BUSY_SECONDS ago) or while other ingest requests of its process are under way (between
+`IngestLimitsMiddleware` and their write: `expecting()`) first waits until none of those
+is on its way and the queue has not grown for QUIET_SECONDS, for GATHER_SECONDS at most,
+or until every thread of the process is queued. Without it, a commit's clients that all
+sent again at once were split: the first to arrive led a batch of one and the others
+waited out its WAL flush (~5 ms on this disk, `pg_test_fsync`) for a second one; batches
+went 1, 3, 1, 3 and the single path paid ~2 requests per flush, which bounds it on this
+disk (~185 flushes/s) well before CPU does on a quiet machine. With it, 3.4-4.6
+(`bench/cpu_accounting.py`, "req/WAL flush"). A wait sleeps on a condition, and none happens when
+requests come further apart than BUSY_SECONDS.
 
 Group commit is on where `enable()` was called: in gunicorn workers
 (`webapp/gunicorn_conf.py`). Elsewhere (tests' clients, the processor's spool replay) and
@@ -34,7 +45,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
@@ -48,6 +59,12 @@ log = logging.getLogger(__name__)
 MAX_RECORDS = 2000
 #: Seconds the committing connection may sit idle before it is pinged before use.
 IDLE_PING_SECONDS = 5.0
+#: Gathering (`_gather`): a leader waits only if the last commit ended less than
+#: BUSY_SECONDS ago or an ingest request of its process is under way; then until the queue
+#: has not grown for QUIET_SECONDS, for GATHER_SECONDS at most.
+BUSY_SECONDS = 0.010
+QUIET_SECONDS = 0.001
+GATHER_SECONDS = 0.003
 
 
 @dataclass
@@ -69,23 +86,62 @@ class Committer:
     """Per process: the queue, whether a commit is under way, and the committing connection
     (opened lazily in the process that uses it: a gunicorn worker is a fork)."""
 
-    def __init__(self, insert: InsertFn, after: Callable[[Connection], None]) -> None:
-        self._insert, self._after = insert, after
+    def __init__(
+        self, insert: InsertFn, after: Callable[[Connection], None], threads: int = 0
+    ) -> None:
+        """`threads`: how many requests of the process can be under way at once (gunicorn's
+        threads per worker); a leader stops gathering once that many are queued (0: no cap)."""
+        self._insert, self._after, self._threads = insert, after, threads
         self._queue: list[_Waiting] = []
-        self._cond = threading.Condition()
+        lock = threading.RLock()
+        self._cond = threading.Condition(lock)  # a batch finished, or the leader left
+        self._queued = threading.Condition(lock)  # an expected request queued or ended
         self._busy = False  # a leader is committing
+        self._gathering = False  # a leader waits for `_coming` requests to queue
+        self._coming = 0  # requests inside `expecting()` that have not queued yet
+        self._local = threading.local()
         self._pid = 0
         self._conn: Connection | None = None
         self._used_at = 0.0
+        self._ended_at = float("-inf")  # when the last commit ended
+
+    @contextlib.contextmanager
+    def expecting(self) -> Iterator[None]:
+        """Around an ingest request: a leader may wait for it to queue its records."""
+        with self._cond:
+            self._own()
+            self._coming += 1
+            self._local.coming = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._arrived()
+
+    def _own(self) -> None:
+        """After a fork the parent's queue, counts and socket are not ours (under the lock)."""
+        if self._pid != os.getpid():
+            self._pid, self._queue, self._busy, self._conn = os.getpid(), [], False, None
+            self._coming, self._gathering, self._local = 0, False, threading.local()
+
+    def _arrived(self) -> None:
+        """This thread's request queued its records or ended (under the lock)."""
+        if getattr(self._local, "coming", False):
+            self._local.coming = False
+            self._coming -= 1
+            if self._gathering and self._coming <= 0:
+                self._queued.notify()
 
     def write(self, records: Sequence[Record]) -> list[tuple[int, int, str]]:
         """Insert `records` with whatever else is waiting; (id, project_id, event_id) of the
         rows inserted for these records. Returns once they are committed."""
         waiting = _Waiting(records)
         with self._cond:
-            if self._pid != os.getpid():  # a fork: the parent's queue and socket are not ours
-                self._pid, self._queue, self._busy, self._conn = os.getpid(), [], False, None
+            self._own()
             self._queue.append(waiting)
+            self._arrived()
+            if self._gathering:
+                self._queued.notify()
             while self._busy and not waiting.finished:
                 self._cond.wait()
             lead = not waiting.finished
@@ -113,6 +169,7 @@ class Committer:
         try:
             while not mine.finished:
                 with self._cond:
+                    self._gather()
                     batch: list[_Waiting] = []
                     count = 0
                     while self._queue and (
@@ -132,6 +189,7 @@ class Committer:
                         raise
                 finally:
                     with self._cond:
+                        self._ended_at = time.monotonic()
                         for waiting in batch:
                             waiting.finished = True
                         self._cond.notify_all()
@@ -142,6 +200,26 @@ class Committer:
             with self._cond:
                 self._busy = False
                 self._cond.notify_all()
+
+    def _gather(self) -> None:
+        """While commits follow each other (the last ended under BUSY_SECONDS ago) or a
+        request of this process is on its way to queue, wait (under the lock) until none is
+        on its way and the queue has not grown for QUIET_SECONDS; GATHER_SECONDS at most."""
+        now = time.monotonic()
+        if self._coming <= 0 and now - self._ended_at > BUSY_SECONDS:
+            return  # light load: commit at once
+        deadline, quiet_until, size = now + GATHER_SECONDS, now + QUIET_SECONDS, len(self._queue)
+        self._gathering = True
+        try:
+            while now < deadline and (self._coming > 0 or now < quiet_until):
+                if self._threads and len(self._queue) >= self._threads:
+                    break  # every thread of the process is waiting here: nobody else comes
+                self._queued.wait((deadline if self._coming > 0 else quiet_until) - now)
+                now = time.monotonic()
+                if len(self._queue) != size:
+                    size, quiet_until = len(self._queue), now + QUIET_SECONDS
+        finally:
+            self._gathering = False
 
     def _connection(self) -> Connection:
         if self._conn is None:

@@ -22,6 +22,7 @@ row is deleted and is queued again; processing it then finds the incident stored
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -83,11 +84,20 @@ class Inserted(NamedTuple):
 _committer: Committer | None = None
 
 
-def enable_group_commit() -> None:
+def enable_group_commit(threads: int = 0) -> None:
     """Write through this process's group committer (`committer.py`): concurrent requests
-    share an INSERT, its round trip and its WAL flush."""
+    share an INSERT, its round trip and its WAL flush. `threads`: requests the process
+    serves at once (gunicorn's threads per worker), the most a commit can gather."""
     global _committer
-    _committer = Committer(_insert_direct, wake)
+    _committer = Committer(_insert_direct, wake, threads)
+
+
+def expecting() -> contextlib.AbstractContextManager[None]:
+    """Around an ingest request: with group commit on, a leader may wait for it to queue its
+    records before committing (`Committer.expecting`); elsewhere nothing."""
+    if _committer is None:
+        return contextlib.nullcontext()
+    return _committer.expecting()
 
 
 def write(records: Sequence[Record]) -> list[Inserted]:
