@@ -21,9 +21,9 @@ or until every thread of the process is queued. Without it, a commit's clients t
 sent again at once were split: the first to arrive led a batch of one and the others
 waited out its WAL flush (~5 ms on this disk, `pg_test_fsync`) for a second one; batches
 went 1, 3, 1, 3 and the single path paid ~2 requests per flush, which bounds it on this
-disk (~185 flushes/s) well before CPU does on a quiet machine. With it, 3.4-4.6
-(`bench/cpu_accounting.py`, "req/WAL flush"). A wait sleeps on a condition, and none happens when
-requests come further apart than BUSY_SECONDS.
+disk (~185 flushes/s) well before CPU does on a quiet machine. With it, 3.2-4.6
+(`bench/cpu_accounting.py`, "req/WAL flush"). A wait sleeps on a condition, and none
+happens when requests come further apart than BUSY_SECONDS.
 
 Group commit is on where `enable()` was called: in gunicorn workers
 (`webapp/gunicorn_conf.py`). Elsewhere (tests' clients, the processor's spool replay) and
