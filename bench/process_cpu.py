@@ -12,8 +12,7 @@ a few rows while requests keep coming, up to RCA_INBOX_BATCH in a backlog).
 Prints, per kind and batch size, ms of CPU per incident in this process and in the
 database server's backend (read from /proc: the embedded cluster runs on this machine and
 shares its cores); with BENCH_PROFILE=1 also a cProfile of the processing (sorted by
-BENCH_SORT, default tottime; top BENCH_TOP rows); with BENCH_LAZY=1 the runner's lazy
-commits (`synchronous_commit` off, ingest/inbox/process.py); with BENCH_STATEMENTS=1 the
+BENCH_SORT, default tottime; top BENCH_TOP rows); with BENCH_STATEMENTS=1 the
 database's CPU by statement (`log_statement_stats`, sent back as notices: parse, plan and execute of
 each statement Django's cursors run, a COMMIT counted with the statement before it; the
 kernel charges CPU by ticks, so only sums over hundreds of statements mean anything; needs a
@@ -54,8 +53,6 @@ N = int(os.environ.get("BENCH_N", "1000"))
 BATCHES = [int(b) for b in os.environ.get("BENCH_BATCHES", "10,500").split(",")]
 PROFILE = os.environ.get("BENCH_PROFILE", "0") == "1"
 STATEMENTS = os.environ.get("BENCH_STATEMENTS", "0") == "1"
-# BENCH_LAZY=1: commits as the runner makes them (RCA_INBOX_LAZY_COMMIT, synchronous_commit off)
-LAZY = os.environ.get("BENCH_LAZY", "0") == "1"
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -114,7 +111,7 @@ class StatementCpu:
 
 def drain(batch: int) -> int:
     done = 0
-    while n := process_pending(batch, lazy_commit=LAZY):
+    while n := process_pending(batch):
         done += n
     return done
 

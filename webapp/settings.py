@@ -335,10 +335,6 @@ RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 RCA_INGEST_INLINE = env.bool("RCA_INGEST_INLINE", default=False)
 RCA_INBOX_POLL = env.float("RCA_INBOX_POLL", default=1.0)
 RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
-# true: the processor's commits do not wait for their WAL flush (a crash of the database
-# brings their inbox rows back; nothing is published before durable; ingest/inbox/process.py).
-# Off by default: no gain measured (README, issue 19).
-RCA_INBOX_LAZY_COMMIT = env.bool("RCA_INBOX_LAZY_COMMIT", default=False)
 # While a backlog exists, each full batch is followed by the RCA_INBOX_FRESH_BATCH newest rows,
 # so a failure posted after a storm is stored in the next turn (0: strictly oldest first).
 RCA_INBOX_FRESH_BATCH = env.int("RCA_INBOX_FRESH_BATCH", default=50)

@@ -11,19 +11,6 @@ through `ingest.store.store_incidents` (scrub, parse, group, insert; the
 the transaction commits: a crash at any point either commits both or neither, and storing
 is idempotent on event_id, so nothing is lost and nothing is stored twice.
 
-With RCA_INBOX_LAZY_COMMIT (default off: no gain measured, README issue 19) the runner's
-commits are lazy (`lazy_commit`):
-`synchronous_commit` is off for the claim's transaction, so the processor does not wait
-out (and pay the CPU of) a WAL flush per claim; the walwriter, or the next durable commit
-of anyone (a web request's accept), flushes it within milliseconds. What a crash of
-PostgreSQL can lose is the last claims' commits, and each is its incidents' INSERT and its
-inbox rows' DELETE together: the rows come back, are claimed again and stored then (the
-accept's own commit is durable before its 2xx, unchanged). Nothing outside the database
-learns of a lazy commit: a transaction that queued an on-commit publish (an analysis, a
-notification) is made durable first, so no message names an incident a crash could
-undo. Only the UI/API may, for those milliseconds, show an incident that a crash of the
-database takes back and the reprocessing stores again under the same event id.
-
 A row that cannot be stored on its own (a bug meeting an odd payload) must not block the
 rows behind it: when a claim fails, its rows are stored one at a time, and a row that
 still fails is marked failed (`failed_at`, `error`), kept and counted on /metrics. An
@@ -48,15 +35,11 @@ log = logging.getLogger(__name__)
 
 _TABLE = InboxItem._meta.db_table
 _CLAIM = f"""
-SELECT id, project_id, source, event_id, payload FROM {_TABLE}{{lazy}}
+SELECT id, project_id, source, event_id, payload FROM {_TABLE}
  WHERE failed_at IS NULL {{only}}
  ORDER BY id {{order}} LIMIT %(limit)s
-   FOR UPDATE {{of}}SKIP LOCKED
+   FOR UPDATE SKIP LOCKED
 """  # noqa: S608 - the table name is ours; values are parameters
-#: Joined to the claim when the commit may be lazy: the setting is the transaction's own
-#: (`is_local`), taken in the claim's round trip (volatile: evaluated whenever rows come).
-_LAZY = ", (SELECT set_config('synchronous_commit', 'off', true)) AS lazy_commit"
-_DURABLE = "SET LOCAL synchronous_commit = on"
 _DELETE = f"DELETE FROM {_TABLE} WHERE id = ANY(%s)"  # noqa: S608
 _FAIL = f"UPDATE {_TABLE} SET failed_at = now(), error = %s WHERE id = %s"  # noqa: S608
 _PROJECT_FIELDS = [f.attname for f in Project._meta.concrete_fields]
@@ -76,12 +59,8 @@ class _Row:
     text: str | None  # the payload's JSON document as the database returned it
 
 
-def _claim(
-    limit: int, only: Sequence[int] | None, newest_first: bool = False, lazy: bool = False
-) -> list[_Row]:
+def _claim(limit: int, only: Sequence[int] | None, newest_first: bool = False) -> list[_Row]:
     sql = _CLAIM.format(
-        lazy=_LAZY if lazy else "",
-        of=f"OF {_TABLE} " if lazy else "",  # the inbox's rows, not the setting's
         only="AND id = ANY(%(only)s)" if only is not None else "",
         order="DESC" if newest_first else "",
     )
@@ -142,17 +121,12 @@ def process_pending(
     only: Sequence[int] | None = None,
     *,
     newest_first: bool = False,
-    lazy_commit: bool = False,
 ) -> int:
     """Store up to `limit` waiting rows (only those of `only`, ids, when given: the inline
     mode's own rows; the newest ones when `newest_first`) and delete them; how many rows
-    were claimed (0: none waiting).
-
-    `lazy_commit` (the runner's, RCA_INBOX_LAZY_COMMIT): the commit does not wait for its
-    WAL flush (`synchronous_commit` off for this transaction only) unless something is to
-    be published once it commits (see the module docstring)."""
+    were claimed (0: none waiting)."""
     with transaction.atomic():
-        rows = _claim(limit, only, newest_first, lazy_commit)
+        rows = _claim(limit, only, newest_first)
         if not rows:
             return 0
         projects = _projects({row.project_id for row in rows})
@@ -166,8 +140,4 @@ def process_pending(
             _store_one_by_one(rows, projects)
         # Marked-failed rows stay: the delete only takes rows that are still unmarked.
         fetch(_DELETE + " AND failed_at IS NULL", [[row.id for row in rows]])
-        if lazy_commit and connection.run_on_commit:
-            # An analysis or a notification goes out after the commit: only once durable.
-            with connection.cursor() as cursor:
-                cursor.execute(_DURABLE)
     return len(rows)

@@ -77,10 +77,6 @@ class Runner:
     ) -> None:
         self.poll, self.batch, self.alive_file = poll, batch, alive_file
         self.fresh_batch = fresh_batch  # newest rows also taken per full batch (a backlog)
-        from django.conf import settings
-
-        # Commits that do not wait for their WAL flush (process.py says why that is safe).
-        self.lazy_commit = bool(getattr(settings, "RCA_INBOX_LAZY_COMMIT", False))
         self.stop = threading.Event()
         self._listening: Any = None  # the psycopg connection that LISTENs
         self._active_at = 0.0  # monotonic time rows were last processed or a wake came
@@ -114,14 +110,12 @@ class Runner:
             log.info("replayed %d spooled incidents into the inbox", replayed)
         done = 0
         while not self.stop.is_set():
-            n = process_pending(self.batch, lazy_commit=self.lazy_commit)
+            n = process_pending(self.batch)
             done += n
             if n < self.batch:
                 break
             if self.fresh_batch:  # a backlog: what arrived last goes too, not after all of it
-                done += process_pending(
-                    self.fresh_batch, newest_first=True, lazy_commit=self.lazy_commit
-                )
+                done += process_pending(self.fresh_batch, newest_first=True)
         self._touch()
         if done:
             self._active_at = time.monotonic()
