@@ -1,17 +1,21 @@
 """`manage.py run` (what `make run` executes) as a test drives it: its processes, its
-port, its probes. Shared by the tests that start the whole stack (test_make_run, test_faults).
+port, its probes. Shared by the tests that start the whole stack (test_make_run, test_faults,
+test_sweep_after_database_restart).
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
 import subprocess
 import sys
 import urllib.request
+import uuid
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 import psutil
 
@@ -20,7 +24,16 @@ from tests.support.gunicorn import free_port
 from tests.support.processes import REPO, wait_for
 from webapp import embedded
 
-__all__ = ["Stack", "alive", "free_port", "get_json", "ours", "supervised"]
+__all__ = [
+    "Stack",
+    "alive",
+    "free_port",
+    "get_json",
+    "ours",
+    "post_new_error",
+    "supervised",
+    "unanalysed",
+]
 
 
 def alive(proc: psutil.Process) -> bool:
@@ -145,3 +158,41 @@ class Stack:
             return get_json(f"{self.base}/readyz", timeout=5)["status"] == "ok"
         except (OSError, AssertionError, ValueError):
             return False
+
+
+def post_new_error(stack: Stack, key: str) -> str:
+    """POST one incident of a failure never seen before (its own issue); its event id."""
+    event_id = uuid.uuid4().hex
+    body = {
+        "service": "probe",
+        "error_type": f"ProbeError{event_id[:8]}",
+        "message": f"CUDA error: an illegal memory access was encountered ({event_id[:8]})",
+        "event_id": event_id,
+    }
+    conn = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=10)
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    conn.request("POST", "/api/v1/incidents", json.dumps(body), headers)
+    status = conn.getresponse().status
+    conn.close()
+    assert 200 <= status < 300, status
+    return event_id
+
+
+def unanalysed(stack: Stack, key: str, event_ids: list[str]) -> list[str]:
+    """Of `event_ids`, those not stored yet or whose analysis has not ended with a
+    suggestion (its own, or the one its issue's analysis answers it with)."""
+    auth = {"Authorization": f"Bearer {key}"}
+    left = []
+    for event_id in event_ids:
+        try:
+            found = get_json(f"{stack.base}/api/v1/incidents?event_id={quote(event_id)}", auth)
+            [incident] = found["results"]
+            if incident["analysis_status"] not in ("done", "failed"):
+                left.append(event_id)
+                continue
+            answer = get_json(f"{stack.base}/api/v1/incidents/{incident['id']}/analysis", auth)
+            if not (answer.get("analysis") or {}).get("suggestion"):
+                left.append(event_id)
+        except (OSError, AssertionError, ValueError):
+            left.append(event_id)
+    return left
