@@ -6,6 +6,7 @@ runbooks were found and how high each ranked.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -16,8 +17,15 @@ from rca.suggestion.providers import Draft
 
 
 def bundled_runbooks() -> dict[str, Runbook]:
-    """The bundled runbooks by slug."""
-    return {rb.slug: rb for rb in load_directory(bundled_runbook_dir())}
+    """The bundled runbooks by slug (a new dict each call; the runbooks are immutable)."""
+    return {rb.slug: rb for rb in _bundled()}
+
+
+@functools.cache
+def _bundled() -> tuple[Runbook, ...]:
+    """Read once a test process: the parametrised tests ask for them per test and per case
+    (hundreds of times a run), and the files do not change during one."""
+    return tuple(load_directory(bundled_runbook_dir()))
 
 
 def evidence(*ranked: tuple[str, float]) -> list[Evidence]:
