@@ -81,6 +81,7 @@ FAILURE_CLASSES: frozenset[str] = frozenset(
         "device_index_invalid",
         "tensor_conversion",
         "tensor_layout",
+        "message_named_remedy",
     }
 )
 

@@ -26,6 +26,12 @@ suggestion carries an unfilled template.
     The release a vendor's compatibility table pairs with the versions the incident names,
     as an action with its direction ("upgrade onnxruntime-gpu to 1.19 or newer, whose
     default build is for CUDA 12.x and cuDNN 9.x ...", :mod:`.compatibility`).
+``message-advice``, ``message-advice-quote``
+    The remedy the incident's message (or an error-level log line) states itself, as an
+    instruction ("Increase `gpu_memory_utilization` when initializing the engine"), and
+    the sentence it came from, quoted (:mod:`.message_advice`): only concrete advice (an
+    option, flag, variable, method or value, or a package with a direction), never one
+    that only sends the reader elsewhere; URLs cut out.
 ``framework``
     The frameworks the incident's code shows (:mod:`.incident_setting`), comma-separated.
     It also chooses the wording of a step with framework variants (``For tensorflow:``
@@ -46,6 +52,8 @@ from rca.suggestion.api_drift import drift_values, read_drift
 from rca.suggestion.compatibility import VALUE_NAMES as PAIRING_VALUES
 from rca.suggestion.compatibility import documented_pairing
 from rca.suggestion.incident_setting import log_texts, setting_of
+from rca.suggestion.message_advice import VALUE_NAMES as ADVICE_VALUES
+from rca.suggestion.message_advice import advice_values, error_log_texts
 from rca.suggestion.state_dict_keys import differing_keys_text, key_prefix
 from rca.suggestion.version_pairs import VALUE_NAMES as VERSION_VALUES
 from rca.suggestion.version_pairs import version_values
@@ -60,6 +68,7 @@ VALUE_NAMES = (
     | VERSION_VALUES
     | DRIFT_VALUES
     | PAIRING_VALUES
+    | ADVICE_VALUES
 )
 # Runbook text only (operator-shipped steps), short: plain re is fine.
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z-]*)\}")
@@ -133,6 +142,7 @@ def incident_values(ctx: AnalysisContext) -> dict[str, str]:
     drift = read_drift(ctx.message or "", ctx.frames, log_texts(ctx.logs))
     for name, value in drift_values(drift).items():
         values.setdefault(name, value)  # a version pairing's package and name come first
+    values.update(advice_values(ctx.message or "", error_log_texts(ctx.logs)))
     return values
 
 
