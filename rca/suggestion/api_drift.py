@@ -16,8 +16,9 @@ Three kinds of line say a library's API moved under the code that calls it:
   package is the caller, which may instead move to the release written for the installed P.
 
 Whether a release *removed* the name is read from the wording of the message or logs
-("removed", "deprecated", "no longer"); without it the direction is unknown and the
-runbook's step names both. What to do is written in the runbooks' steps, which name the
+("removed", "deprecated", "no longer") or from the package's release notes kept as data
+(:mod:`.api_changes`); without either the direction is unknown and the runbook's step
+names both. What to do is written in the runbooks' steps, which name the
 values read here as placeholders and choose by these facts (``fits`` / ``unless``).
 """
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.api_changes import documented_change
 
 __all__ = ["VALUE_NAMES", "Drift", "drift_facts", "drift_values", "read_drift"]
 
@@ -108,6 +110,17 @@ def _lines(texts: Sequence[str]) -> list[str]:
     return lines[: _MAX_LINES * 4]
 
 
+def _owning_package(module: str, frames: Sequence[Mapping[str, Any]]) -> str:
+    """The package a top-level extension module belongs to: a package whose frames the
+    traceback shows and whose name starts the module's (``flash_attn_2_cuda`` is loaded by
+    ``flash_attn``), else the module itself."""
+    for frame in reversed(frames):
+        package = _frame_package(frame)
+        if package and package != module and module.startswith(package + "_"):
+            return package
+    return module
+
+
 def read_drift(message: str, frames: Sequence[Mapping[str, Any]], logs: Sequence[str]) -> Drift:
     """The API drift ``message`` and ``frames`` (outermost first, as Python prints them)
     show; ``logs`` only for wording that says a release removed the name."""
@@ -138,9 +151,13 @@ def read_drift(message: str, frames: Sequence[Mapping[str, Any]], logs: Sequence
                 found["caller_package"] = caller
         match = None if found.get("extension_package") else _UNDEFINED_SYMBOL.search(line)
         if match and (extension := installed_package(match.group("path"))):
-            found["extension_package"] = extension
+            found["extension_package"] = _owning_package(extension, frames)
     if found.get("argument") or found.get("missing_name"):
         found["removed"] = any(_REMOVED.search(line) for line in _lines([message, *logs]))
+        code = [str(frame.get("context_line") or "") for frame in frames]
+        documented = documented_change(message, [*logs, *code])
+        if documented is not None and documented.direction == "downgrade":
+            found["removed"] = True  # the package's release notes say a release removed it
     return Drift(**found)
 
 

@@ -22,12 +22,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
+from rca.suggestion.api_changes import documented_change
 from rca.suggestion.cuda_components import VALUE_NAMES as COMPONENT_VALUES
-from rca.suggestion.cuda_components import component_facts, component_values, decoded
+from rca.suggestion.cuda_components import component_facts, component_values
 from rca.suggestion.environment_facts import installed_versions
-from rca.suggestion.named_directions import NAMED_CEILINGS, NAMED_NEWER, named_direction
+from rca.suggestion.library_builds import LibraryBuild, library_build
+from rca.suggestion.named_directions import (
+    NAMED_CEILINGS,
+    NAMED_NEWER,
+    named_direction,
+    stated_requirement,
+)
 
 __all__ = [
     "VALUE_NAMES",
@@ -51,6 +57,7 @@ VALUE_NAMES = (
             "running-version",
             "built-version",
             "missing-name",
+            "documented-change",
         }
     )
     | COMPONENT_VALUES
@@ -59,8 +66,6 @@ VALUE_NAMES = (
 _PKG = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
 _NUM = r"\d+(?:\.\d+)*"
 _SPEC = rf"(?:[<>=!~]=?\s*{_NUM})(?:\s*,\s*[<>=!~]=?\s*{_NUM})*"
-#: A version printed as a tuple: "(8, 5, 0)".
-_TUPLE = r"\d+(?:(?:\.|,\s*)\d+)*"
 
 #: "jaxlib is version 0.3.25, but this version of jax requires version >= 0.4.6."
 _IS_BUT_REQUIRES = linear(
@@ -101,63 +106,6 @@ _NEEDS = linear(
     rf"(?P<pkg>{_PKG})\s*(?P<op>>=|>)\s*(?P<need>{_NUM})",
     ignore_case=True,
 )
-#: Library loaded at run time vs built with. Group ``run`` is the version running now,
-#: ``built`` the one the code, engine or file was made with or for.
-_BUILDS = (
-    # "Loaded runtime CuDNN library: 7.3.1 but source was compiled with: 7.5.0."
-    linear(
-        rf"loaded runtime (?P<lib>\w+) library:? (?P<run>{_NUM})[^\n]{{0,80}}?"
-        rf"\b(?:compiled|built) (?:with|against):? (?P<built>{_NUM})",
-        ignore_case=True,
-    ),
-    # "The detected CUDA version (11.8) mismatches the version that was used to compile
-    # PyTorch (12.1)."
-    linear(
-        rf"detected (?P<lib>\w+) version \(?(?P<run>{_NUM})\)? mismatches the version that was"
-        rf" used to (?:compile|build) \w+ \(?(?P<built>{_NUM})",
-        ignore_case=True,
-    ),
-    # "not compatible with this version of TensorRT, expecting library version 8.2.4 got 8.2.3"
-    linear(
-        rf"this version of (?P<lib>\w+), expecting (?:library )?version (?P<run>{_NUM}),?"
-        rf" got (?P<built>{_NUM})",
-        ignore_case=True,
-    ),
-    # "ONNX model has a newer ir_version (0.0.5) than this parser was built against (0.0.3)"
-    linear(
-        rf"(?P<lib>\w+) model has a newer \w+ \((?P<built>{_NUM})\) than this \w+ was"
-        rf" (?:built|compiled) against \((?P<run>{_NUM})\)",
-        ignore_case=True,
-    ),
-    # "Unsupported model IR version: 10, max supported IR version: 9"
-    linear(
-        rf"unsupported model (?P<lib>\w+) version:? (?P<built>{_NUM}),? max(?:imum)? supported"
-        rf" \w+ version:? (?P<run>{_NUM})",
-        ignore_case=True,
-    ),
-    # PyTorch: "cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but
-    # found runtime version (8, 4, 1)", "cuDNN version mismatch: PyTorch was compiled
-    # against 7102 but linked against 7605".
-    linear(
-        rf"(?P<lib>\w+) version (?:incompatibility|mismatch):?\s+\w+ was compiled\s+against\s+"
-        rf"\(?(?P<built>{_TUPLE})\)?\s+but (?:found runtime version|linked against)\s+"
-        rf"\(?(?P<run>{_TUPLE})\)?",
-        ignore_case=True,
-    ),
-    # JAX: "Found cuDNN version 8600, but JAX was built against version 8906, which is newer."
-    linear(
-        rf"found (?P<lib>\w+) version (?P<run>{_NUM}),? but \w+ was (?:built|compiled) against"
-        rf" version (?P<built>{_NUM})",
-        ignore_case=True,
-    ),
-    # JAX, over several lines: "Outdated cuDNN installation found. Version JAX was built
-    # against: 8907 Minimum supported: 9100 Installed version: 8907".
-    linear(
-        rf"outdated (?P<lib>\w+) installation found[^\x00]{{0,300}}?minimum supported:?\s*"
-        rf"(?P<built>{_NUM})[^\x00]{{0,120}}?installed version:?\s*(?P<run>{_NUM})",
-        ignore_case=True,
-    ),
-)
 #: "cannot import name 'X' from 'pkg.module'". Not "module 'pkg' has no attribute 'X'": that
 #: is as often a name a newer release removed (``numpy.float``, ``tf.Session``) as one an
 #: older release lacks, so it says nothing of the direction.
@@ -183,20 +131,6 @@ class VersionChange:
     direction: str  # "upgrade" or "downgrade"
     target: str  # ">= 0.4.6", "<= 0.16.9", "the version jax 0.4.20 supports"
     installed: str = ""
-
-
-@dataclass(frozen=True)
-class LibraryBuild:
-    """A library (or file format) running at one version against code, an engine or a
-    file made for another."""
-
-    library: str
-    running: str
-    built: str
-
-    @property
-    def running_older(self) -> bool:
-        return _version(self.running) < _version(self.built)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -272,6 +206,29 @@ def _from_requirement(line: str) -> tuple[bool, VersionChange | None]:
     return False, None
 
 
+def _stated(
+    message: str, installed: dict[str, tuple[int, ...]], met: set[str]
+) -> VersionChange | None:
+    """The change a requirement in one of :data:`~.named_directions.STATED`'s wordings asks
+    for, against the version it names or the logs show installed; without one, the
+    requirement's own direction (a floor: upgrade; a ceiling: downgrade)."""
+    if (stated := stated_requirement(message, met)) is None:
+        return None
+    package, spec, have, age = stated
+    if age:
+        older = age == "old"
+        target = f"a release {'newer' if older else 'older'} than {have or 'the installed one'}"
+        return VersionChange(package, "upgrade" if older else "downgrade", target, have)
+    shown = installed.get(package.lower().replace("_", "-").replace(".", "-"))
+    have = have or (".".join(str(part) for part in shown) if shown else "")
+    if have:
+        return _against(package, spec, have)
+    floor, ceiling, _ = _bounds(spec)
+    if floor:
+        return VersionChange(package, "upgrade", f">= {floor}")
+    return VersionChange(package, "downgrade", ceiling) if ceiling else None
+
+
 def version_change(
     message: str, texts: Sequence[str], installed: dict[str, tuple[int, ...]]
 ) -> VersionChange | None:
@@ -288,6 +245,8 @@ def version_change(
             stated.add(line)
     if (named := named_direction(message, NAMED_CEILINGS)) is not None:
         return VersionChange(*named)
+    if (requirement := _stated(message, installed, stated)) is not None:
+        return requirement
     for line in _lines([message]):
         if line in stated or "already satisfied" in line.lower():
             continue
@@ -301,30 +260,13 @@ def version_change(
             shown = ".".join(str(part) for part in have)
             if change := _against(package, f">={match.group('need')}", shown):
                 return change
+    if (documented := documented_change(message, texts)) is not None:
+        # A name or argument the release notes say a release added or removed.
+        return VersionChange(
+            documented.package, documented.direction, documented.target, documented.installed
+        )
     named = named_direction(message, NAMED_NEWER)
     return VersionChange(*named) if named is not None else None
-
-
-def _dotted(library: str, text: str) -> str:
-    """A version as dots: a tuple's commas, or an integer in the library's documented
-    encoding (:func:`rca.suggestion.cuda_components.decoded`)."""
-    return decoded(library, text.replace(" ", "").replace(",", "."))
-
-
-def library_build(texts: Sequence[str]) -> LibraryBuild | None:
-    """The first line (or, for wordings over several lines, text) saying a library runs at
-    one version against a build for another."""
-    whole = [text[: _MAX_LINE * 2] for text in texts[:_MAX_LINES] if "\n" in text[: _MAX_LINE * 2]]
-    for line in [*_lines(texts), *whole]:
-        for pattern in _BUILDS:
-            match: LinearMatch | None = pattern.search(line)
-            if match is None:
-                continue
-            lib = match.group("lib")
-            run, built = _dotted(lib, match.group("run")), _dotted(lib, match.group("built"))
-            if _version(run) != _version(built):
-                return LibraryBuild(lib, run, built)
-    return None
 
 
 def missing_import(message: str) -> tuple[str, str, bool] | None:
@@ -370,6 +312,8 @@ def version_values(message: str, texts: Sequence[str]) -> dict[str, str]:
         values["package"], values["target-version"] = change.package, change.target
         if change.installed:
             values["installed-version"] = change.installed
+    if (documented := documented_change(message, texts)) is not None:
+        values["documented-change"] = documented.note
     if (build := library_build([message, *texts])) is not None:
         values["library"] = build.library
         values["running-version"], values["built-version"] = build.running, build.built

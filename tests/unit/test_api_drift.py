@@ -73,7 +73,7 @@ def test_the_package_is_the_folder_under_site_packages(path: str, package: str) 
 @pytest.mark.parametrize(
     ("caller", "callee", "argument"),
     [
-        ("transformers", "Accelerator.__init__", "dispatch_batches"),
+        ("transformers", "Accelerator.__init__", "shard_mode"),  # no release notes row
         ("peft", "PeftConfig.__init__", "dtype"),
         ("widgetkit", "__init__", "spin_rate"),  # the bare form Python 3.9 prints
     ],
@@ -120,8 +120,11 @@ def test_a_keyword_rejected_in_user_code_reads_nothing(frames: list[Any]) -> Non
     assert "{" not in _suggest(ctx).action
 
 
+# Names no release-notes table covers (:mod:`rca.suggestion.api_changes`): those take the
+# documented direction instead (tests/unit/test_api_changes.py).
 @pytest.mark.parametrize(
-    ("package", "name"), [("numpy", "float"), ("tensorflow", "Session"), ("quuxlib", "Widget")]
+    ("package", "name"),
+    [("numpy", "fancy_alias"), ("tensorflow", "OldSession"), ("quuxlib", "Widget")],
 )
 def test_a_name_a_release_removed_pins_the_package_below_it_or_ports_the_code(
     package: str, name: str
@@ -137,7 +140,9 @@ def test_a_name_a_release_removed_pins_the_package_below_it_or_ports_the_code(
     assert validate(draft, ctx).ok
 
 
-@pytest.mark.parametrize(("package", "name"), [("torch", "no_grad"), ("tensorflow", "Session")])
+@pytest.mark.parametrize(
+    ("package", "name"), [("torch", "shiny_new_op"), ("tensorflow", "FutureThing")]
+)
 def test_without_removal_wording_the_reason_names_both_directions(package: str, name: str) -> None:
     message = f"AttributeError: module '{package}' has no attribute '{name}'"
     ctx = _ctx(message, (API, 0.9))
@@ -149,7 +154,7 @@ def test_without_removal_wording_the_reason_names_both_directions(package: str, 
 
 
 def test_a_name_used_inside_another_package_upgrades_that_package() -> None:
-    message = "AttributeError: module 'numpy' has no attribute 'int'"
+    message = "AttributeError: module 'numpy' has no attribute 'old_alias'"
     frames = [
         _frame("/home/me/run.py"),
         _frame(_lib("comic_text_detector"), "xmin = box.astype(np.int)"),
@@ -159,7 +164,21 @@ def test_a_name_used_inside_another_package_upgrades_that_package() -> None:
     assert "name-used-by-other-package" in read_premises(ctx).facts
     draft = _suggest(ctx)
     assert draft.action.startswith("Upgrade comic_text_detector, whose own code still uses")
-    assert "`numpy.int`" in draft.action
+    assert "`numpy.old_alias`" in draft.action
+
+
+def test_a_documented_removal_used_inside_another_package_names_the_release() -> None:
+    """numpy 1.24 removed ``np.int`` (release notes): the action pins numpy below 1.24."""
+    message = "AttributeError: module 'numpy' has no attribute 'int'"
+    frames = [
+        _frame("/home/me/run.py"),
+        _frame(_lib("comic_text_detector"), "xmin = box.astype(np.int)"),
+        _frame("/opt/venv/lib/python3.10/site-packages/numpy/__init__.py", "raise AttributeError"),
+    ]
+    ctx = _ctx(message, (API, 0.9), frames=frames)
+    draft = _suggest(ctx)
+    assert draft.action.startswith("Downgrade numpy to < 1.24")
+    assert "comic_text_detector" in draft.reason  # the other fix, as the alternative
 
 
 def test_the_users_own_module_is_not_a_package() -> None:
