@@ -229,3 +229,17 @@ def test_requirement_met_by_the_installed_version_asks_nothing() -> None:
     message = "ImportError: flash_attn>=2.1.0 is required for this model"
     assert version_change(message, [], {"flash-attn": (2, 5, 7)}) is None
     assert version_change(message, [], {"flash-attn": (2, 0, 4)}) is not None
+
+
+def test_a_top_level_extension_belongs_to_the_package_whose_frames_load_it() -> None:
+    from rca.suggestion.api_drift import read_drift
+
+    site = "/env/lib/python3.10/site-packages"
+    binary = f"{site}/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"
+    message = f"ImportError: {binary}: undefined symbol: _ZN3c10"
+    frames = [
+        {"filename": "/home/me/run.py"},
+        {"filename": f"{site}/flash_attn/flash_attn_interface.py"},
+    ]
+    assert read_drift(message, frames, []).extension_package == "flash_attn"
+    assert read_drift(message, frames[:1], []).extension_package == "flash_attn_2_cuda"
