@@ -10,7 +10,13 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
 - the suggestion says what a step's ``says`` words name (stripping a key prefix, saving the
   unwrapped model), in any wording and citing any runbook, and the incident contradicts that
   step's premise;
-- the suggestion turns on an option that the message says is already set to that value.
+- the suggestion sets, turns on or adds an option (or runs a script) that the incident
+  already shows set that way: in its message, log lines, launch command, config lines,
+  failing code or inference context (:mod:`.shown_options`). Which options a step or a
+  suggestion sets is read from its own words (:mod:`.step_options`) and from its ``sets``
+  metadata, so users' runbooks get the premise without metadata. The option a step names
+  first is its change; later ones are aliases, alternatives or additions, so only the first
+  (or one its ``sets`` metadata names) repeating what the incident shows contradicts it.
 
 Either fails validation: the LLM is re-asked with the complaint, and a suggestion that still
 fails is stored marked invalid, never shown as a trusted fix.
@@ -27,6 +33,15 @@ from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.api_drift import drift_facts, read_drift
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import log_texts, setting_of
+from rca.suggestion.shown_options import read_shown_options
+from rca.suggestion.step_options import (
+    NOT_LITERAL,
+    StepOption,
+    option_key,
+    options_set_by,
+    runs_script,
+    scripts_run_by,
+)
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
 
 if TYPE_CHECKING:
@@ -36,6 +51,7 @@ __all__ = [
     "RESTATES_SHARE",
     "Premises",
     "contradictions",
+    "option_contradictions",
     "premise_complaints",
     "read_premises",
     "restated_step",
@@ -48,20 +64,9 @@ the step's action (asides dropped): the offline composer copies them all, an LLM
 rephrases keeps the option and API names. Not tuned on cases."""
 
 _MAX_SCAN = 4000
-#: Words by which an action changes an option rather than turning it on.
-_UNSETS = linear(
-    r"\b(?:disable|disabling|remove|removing|unset|turn(?:ing)? off|drop|dropping|stop"
-    r"|avoid|instead of|false|off|no longer|rather than|lower|reduce|decrease|raise|increase)\b",
-    ignore_case=True,
-)
 _BOLD = linear(r"\*\*(?P<action>.+?)\*\*", dotall=True)
-#: The value an action gives an option right after naming it: ``=True``, `` to 4096``.
-_GIVEN = linear(
-    r"[`'\"]?\s*(?:(?:=|:)\s*[`'\"]?(?P<value>[\w.-]+)"
-    r"|\s+to\s+[`'\"]?(?P<to>\d[\w.]*|true|false|on|off|none)\b)",
-    ignore_case=True,
-)
-_ON = frozenset({"true", "1", "on", "yes", "enabled"})
+_ON = frozenset({"", "true", "1", "on", "yes", "enabled", "enable"})
+_OFF = frozenset({"false", "0", "off", "no", "disabled", "disable"})
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,18 @@ class Premises:
 
     facts: frozenset[str]
     frameworks: frozenset[str]
-    options_set: Mapping[str, str]
+    options_set: Mapping[str, str]  # option name as shown -> value ("" for a bare switch)
+    #: Basenames of the scripts the incident shows failing (in-app frames) or launched.
+    scripts: frozenset[str] = frozenset()
+
+    def shown(self, key: str) -> tuple[str, str] | None:
+        """The option (name as shown, value) the incident shows set under a normalised
+        ``key``, also as the last part of a dotted name (``model.config.use_cache``)."""
+        for name, value in self.options_set.items():
+            shown = option_key(name)
+            if shown == key or shown.endswith("." + key):
+                return name, value
+        return None
 
     def as_lines(self) -> list[str]:
         """The premises in words, for the prompt and the UI."""
@@ -102,18 +118,89 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     setting = setting_of(ctx)
     facts = incident_facts(message, list(ctx.shape_diff), _code_texts(ctx))
     facts |= drift_facts(read_drift(message, ctx.frames, log_texts(ctx.logs)))
-    return Premises(facts, setting.frameworks, setting.options_set)
+    shown = read_shown_options(message, log_texts(ctx.logs), ctx.frames, ctx.inference_context)
+    options = dict(shown.options.values())
+    for name, value in setting.options_set.items():
+        if option_key(name) not in shown.options:
+            options[name] = value
+    return Premises(facts, setting.frameworks, options, shown.scripts)
 
 
-def contradictions(meta: StepMetadata, premises: Premises) -> list[str]:
+def _same_value(shown: str, given: str) -> bool:
+    """Whether an option shown with ``shown`` is already at the value ``given``."""
+    a, b = shown.strip().strip("`'\"").lower(), given.strip().strip("`'\"").lower()
+    if a == b or (a in _ON and b in _ON) or (a in _OFF and b in _OFF):
+        return True
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return False
+
+
+def _repeats(option: StepOption, premises: Premises) -> str | None:
+    """How the incident already shows the option as the step would set it, or None."""
+    shown = premises.shown(option.key)
+    if shown is None or option.how not in ("set", "change") or option.value == NOT_LITERAL:
+        return None
+    if option.value is None:  # "set X" with no value: any value shown is set already
+        repeated = option.how != "change"
+    else:
+        repeated = _same_value(shown[1], option.value)
+    if not repeated:
+        return None
+    return f"{shown[0]}={shown[1]}" if shown[1] else shown[0]
+
+
+def option_contradictions(
+    action: str, premises: Premises, declared: tuple[str, ...] = ()
+) -> list[str]:
+    """Why the incident contradicts what ``action`` sets: its first option (or one of the
+    ``declared`` ``sets`` names) is already shown at that value, or the script it runs is
+    the one the incident shows failing, with every flag it passes already passed."""
+    reasons: list[str] = []
+    command = runs_script(action)  # then only the script command's flags are its change
+    named = options_set_by(action)
+    options = [o for o in named if o.how in ("set", "change") and (o.in_command or not command)]
+    declared_keys = {option_key(name) for name in declared}
+    derived = {option.key for option in named}
+    options += [StepOption(key, key, None, "set") for key in declared_keys - derived]
+    for position, option in enumerate(options):
+        if position and option.key not in declared_keys:
+            continue
+        if option.key in declared_keys:  # the runbook says the step sets it
+            option = replace(option, how="set")
+        if (shown := _repeats(option, premises)) is not None:
+            reason = f"the incident shows {shown} is already set"
+            if reason not in reasons:
+                reasons.append(reason)
+    for script, flags in scripts_run_by(action):
+        if script in premises.scripts and all(premises.shown(flag) for flag in flags):
+            reasons.append(f"the incident shows {script} is the script that fails")
+    return reasons
+
+
+def _step_actions(step: str) -> list[str]:
+    """The action of each wording of a step, asides kept (they name its options)."""
+    actions = []
+    for _, wording in step_wordings(step):
+        match = _BOLD.search(wording)
+        actions.append(match.group("action") if match else wording.partition(" Reason:")[0])
+    return actions
+
+
+def contradictions(meta: StepMetadata, premises: Premises, step: str = "") -> list[str]:
     """Why the incident contradicts this step's premise, one phrase per condition (empty:
-    it does not)."""
+    it does not). ``step`` is the step's text: the options it sets are read from it, and
+    those its ``sets`` names are checked with the values it gives them."""
     reasons = [
         f"the incident shows {FACTS[fact]}" for fact in meta.unless if fact in premises.facts
     ]
-    for option in meta.sets:
-        if option in premises.options_set:
-            reasons.append(f"the message says {option} is already set")
+    for action in _step_actions(step) if step else [""]:
+        reasons += [
+            reason
+            for reason in option_contradictions(action, premises, meta.sets)
+            if reason not in reasons
+        ]
     if set(meta.variants) & premises.frameworks:
         return reasons  # worded for the incident's framework by its variant (step_values)
     if meta.api and premises.frameworks and not set(meta.api) & premises.frameworks:
@@ -143,13 +230,11 @@ def _step_action(step: str) -> str:
     return _without_asides(text)
 
 
-def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
-    """The metadata of the step of the cited runbook that the draft's action restates, if any
-    (the best-covered one; of two covered alike, the one with more of its words said: a
-    short step whose words all recur inside a longer one is not what the draft restates)."""
+def _restated(draft: _Answer, ctx: AnalysisContext) -> tuple[StepMetadata, str] | None:
+    """The metadata and the wording (values filled) of the step that the draft restates."""
     action = set(terms((draft.action or "")[:_MAX_SCAN]))
     values = incident_values(ctx)  # a step naming {package} is restated with its value
-    best: tuple[tuple[float, int], StepMetadata] | None = None
+    best: tuple[tuple[float, int], StepMetadata, str] | None = None
     for item in ctx.evidence:
         if item.kind != "runbook" or item.slug != (draft.runbook or "").strip():
             continue
@@ -158,29 +243,24 @@ def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
             # Each wording is its own premise: a step's PyTorch wording restated for a
             # TensorFlow incident is contradicted even when the step has a TensorFlow variant.
             for names, wording in step_wordings(step):
-                words = set(terms(_step_action(fill_values(wording, values))))
+                filled = fill_values(wording, values)
+                words = set(terms(_step_action(filled)))
                 if not words:
                     continue
                 share = len(words & action) / len(words)
                 cover = (share, len(words & action))
                 if share >= RESTATES_SHARE and (best is None or cover > best[0]):
                     api = names or meta.api
-                    best = (cover, replace(meta, api=api, variants=()))
-    return best[1] if best else None
+                    best = (cover, replace(meta, api=api, variants=()), filled)
+    return (best[1], best[2]) if best else None
 
 
-def _sets_again(action: str, option: str, value: str) -> bool:
-    """Whether ``action`` turns ``option`` on again (to the value it already has) rather
-    than changing it: a new value, or words that turn it off, are a change."""
-    at = action.lower().find(option.lower())
-    if at < 0:
-        return False
-    given = _GIVEN.match(action, at + len(option))
-    already_on = not value or value.lower() in _ON
-    if given:
-        new = (given.group("value") or given.group("to") or "").lower()
-        return new == value.lower() or (not value and new in _ON)
-    return already_on and not _UNSETS.search(action)
+def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
+    """The metadata of the step of the cited runbook that the draft's action restates, if any
+    (the best-covered one; of two covered alike, the one with more of its words said: a
+    short step whose words all recur inside a longer one is not what the draft restates)."""
+    restated = _restated(draft, ctx)
+    return restated[0] if restated else None
 
 
 def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[StepMetadata]:
@@ -200,17 +280,12 @@ def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[StepMetadata]:
 
 def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises) -> list[str]:
     """What in the draft the incident contradicts, phrased for its author."""
-    complaints: list[str] = []
-    action = (draft.action or "")[:_MAX_SCAN]
-    for option, value in premises.options_set.items():
-        if _sets_again(action, option, value):
-            shown = f"{option}={value}" if value else option
-            complaints.append(
-                f"the message says {shown} is already set: do not suggest setting it again;"
-                " find why the failure happens with it set"
-            )
-    meta = restated_step(draft, ctx)
-    reasons = contradictions(meta, premises) if meta is not None else []
+    complaints = [
+        f"{reason}: do not suggest setting it again; find why the failure happens with it set"
+        for reason in option_contradictions((draft.action or "")[:_MAX_SCAN], premises)
+    ]
+    restated = _restated(draft, ctx)
+    reasons = contradictions(restated[0], premises, restated[1]) if restated else []
     for said in said_steps(draft, ctx):
         reasons += [reason for reason in contradictions(said, premises) if reason not in reasons]
     if reasons:

@@ -1,9 +1,12 @@
 """Template remnants in a suggestion: placeholders a composer or a model left unfilled.
 
 A runbook step may name a value of the incident as ``{actual-size}``
-(:mod:`rca.suggestion.step_values` fills it); one left unfilled, or prose that points at a
-symbol instead of giving its value ("the K1 in the message"), tells the engineer nothing.
-Code in backticks is left alone (``f"{name}"`` is code, not a placeholder).
+(:mod:`rca.suggestion.step_values` fills it); one left unfilled, prose that points at a
+symbol instead of giving its value ("the K1 in the message"), a ``<value>`` left in prose,
+or an action that points at a runbook's remediation instead of giving a step ("Apply the
+remediation of the runbook ...", the offline provider's words when no step survives its
+premises) tells the engineer nothing. Code in backticks is left alone (``f"{name}"`` is
+code, not a placeholder; ``torchrun --nproc_per_node=<gpus>`` is a command template).
 """
 
 from __future__ import annotations
@@ -24,6 +27,18 @@ _REMNANTS = (
     ),
     re.compile(r"\b(?:TODO|FIXME|TBD|XXX)\b"),
     re.compile(r"<(?:placeholder|value|name|path|slug|number|n)>", re.IGNORECASE),
+    # "<free ids>", "<model>" in prose; not Python's reprs ("<lambda>", "<module '...'>")
+    re.compile(
+        r"(?<![\w<])<(?!(?:lambda|locals|module|function|genexpr|listcomp|stdin|string)\b)"
+        r"[a-z][a-z0-9 ._-]{0,30}>"
+    ),
+    # pointing at a runbook's remediation instead of naming a step
+    re.compile(
+        r"\b(?:apply|follow|use|see|do|try|read|perform|take)\s+(?:the\s+|its\s+)?"
+        r"(?:remediation|fix|fixes|steps?|instructions?|guidance|advice)\s+(?:of|in|from)\s+"
+        r"(?:the\s+|this\s+)?runbooks?\b",
+        re.IGNORECASE,
+    ),
 )
 
 

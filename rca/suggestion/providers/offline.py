@@ -58,6 +58,9 @@ class OfflineProvider:
             source, (action, reason) = ranked[0].evidence, (ranked[0].action, ranked[0].reason)
             reason = self._with_alternative(action, reason, source, ranked, ctx)
         else:
+            # No step of the candidate runbooks survives its premises and validation: there
+            # is no fix to give. The draft points at the runbook, abstains, and fails
+            # validation as a fix (checks.placeholders), so it is only a labelled hint.
             source = top
             action, reason = compose(
                 top, f"Apply the remediation of the runbook '{top.title}'", "", ctx
@@ -74,7 +77,7 @@ class OfflineProvider:
             model=self.model,
             strength=figures.as_dict(),
         )
-        if confidence < calibration.threshold:
+        if confidence < calibration.threshold or not ranked:
             # No confident suggestion: the best guess stays in action/reason (validated like
             # any answer, shown only as a labelled low-confidence guess) and the abstention
             # says which runbooks came closest and what evidence would help.

@@ -1,0 +1,329 @@
+"""The options an action sets, and the scripts it runs, read from its own words.
+
+A runbook step (or any suggestion, offline or from an LLM) that says "set X (to V)", "pass
+`--flag`", "start the container with `--gpus all`", "export `KEY=1`" has the premise that X
+is not already set that way. This module reads which options an action turns on, from its
+text alone, so that the premise holds for users' own runbooks too; nothing here knows a
+runbook or an option. :mod:`rca.suggestion.premises` compares them with the options the
+incident shows set (:mod:`rca.suggestion.shown_options`).
+
+What counts as an option: a ``--flag`` (with ``=value`` or `` value`` inside the same code
+span), a ``key=value`` or ``KEY=value`` (keyword arguments, environment variables; a plain
+name such as ``x = x.to(...)`` only with a literal value), a ``"key": value`` pair, a
+``key: value`` code span (YAML), and, outside parenthetical asides (which name references),
+a code span that is a bare identifier shaped like an option (``gpu_mem_limit``,
+``CUDA_VISIBLE_DEVICES``) with the value its clause gives: "set X to 0" a literal, "set X to
+the value the checkpoint was trained with" / "well below Y" a described one; "pass X to
+`f`" names a target, not a value. What the action does to it comes from the nearest verb
+before it: ``remove``/``disable``/... and a ``without``/``instead of`` right before it turn
+it off; ``lower``/``raise``/... and "higher `X`" change a value, so only the same literal
+value is a repeat; ``check``/``verify`` only look at it; a name after "e.g.", "of",
+"matching", "if", "so", or followed by a verb ("with `X=1` use `cuda:0`") is a reference
+or a condition, not what the step sets.
+
+Linear time: every pattern is RE2 (:mod:`ingest.linear_regex`) over at most
+:data:`MAX_ACTION` characters.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, replace
+
+from ingest.linear_regex import compile as linear
+
+__all__ = [
+    "MAX_ACTION",
+    "NOT_LITERAL",
+    "StepOption",
+    "option_key",
+    "options_set_by",
+    "runs_script",
+    "scripts_run_by",
+]
+
+MAX_ACTION = 4000
+#: The value of an option set "to the value the checkpoint was trained with": some value,
+#: not one the text gives, so never equal to a value the incident shows.
+NOT_LITERAL = "\x00"
+
+_SPAN = linear(r"`(?P<code>[^`\n]{1,400})`")
+_FLAG = linear(
+    r"(?:^|[\s(\[,=])--(?P<name>[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])"
+    r"(?:(?:=|\s)(?P<value>\"[^\"]*\"|'[^']*'|[^\s\-,;)\]}'\"<{][^\s,;)\]}'\"]*))?"
+)
+_PAIR = linear(
+    r"(?:^|[\s(\[{,;])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s?=\s?"
+    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s=,;)\]}'\"][^\s,;)\]}'\"]*)"
+)
+#: The same in code: the value runs to the next argument (``x=4 * 1024**3`` is an
+#: expression, ``device = "cuda" if ok else "cpu"`` too).
+_CODE_PAIR = linear(
+    r"(?:^|[\s(\[{,;])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s?=\s?(?P<value>[^\s=][^,;)\]}]*)"
+)
+#: ``"key": value`` in a dict or JSON (``{"gpu_mem_limit": 4 * 1024**3}``).
+_QUOTED = linear(r"[\"'](?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']\s?:\s?(?P<value>[^,;)\]}]+)")
+_YAML = linear(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*):\s+(?P<value>[^\s#]+)\s*$")
+_IDENT = linear(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.]*)$")
+_LITERAL = linear(
+    r"^(?:-?\.?\d[\w.:]*|true|false|on|off|yes|no|none|null|auto|\"[^\"]*\"|'[^']*')$",
+    ignore_case=True,
+)
+#: What a set-like verb's clause gives a bare option after it: "to 0", "to `False`",
+#: "to the number of classes", "well below the timeout" (asides dropped first).
+_TO = linear(
+    r"^(?:[^;.`]|\.\S){0,60}?\b(?P<how>to|below|above|under|within|at most|at least)\s+"
+    r"(?:`(?P<code>[^`]{1,80})`|(?P<word>[\w.:\"'-]+))",
+    ignore_case=True,
+)
+_JOINED = linear(r"^\s*(?:/|,|or|and|, and|, or)\s*`")
+#: "to `False`" right after the name; a literal in code.
+_TO_CODE = linear(r"^\s*(?:only\s+)?(?:to|=)\s+`(?P<code>[^`]{1,80})`", ignore_case=True)
+_VERB = linear(
+    r"\b(?P<unset>remove|unset|disable|drop|avoid|strip|delete|stop|omit|exclude|skip|revert"
+    r"|uninstall|kill|clear|turn off|do not|don't|never)\b"
+    r"|\b(?P<change>lower|reduce|raise|increase|decrease|change|adjust|bump|shrink|cap|limit"
+    r"|correct|fix|align|update|edit|rewrite"
+    r"|halve|double|tune|scale|trim|shorten)\b"
+    r"|\b(?P<set>set|enable|pass|add|use|export|specify|start|launch|run|give|supply|provide"
+    r"|configure|turn on|load|call|create|construct|wrap|put|switch|append|prepend"
+    r"|serve|install|build|compile|initiali[sz]e|declare|define|ensure|make sure)\b"
+    r"|\b(?P<other>check|verify|confirm|inspect|print|compare|list|debug|log|measure|profile"
+    r"|test|find|look|read|see|query|watch|monitor|diagnose|reproduce|record|note|expect"
+    r"|keep|leave|restart|relaunch|rerun|re-run|retry|rebuild|reinstall|recompile|re-export"
+    r"|regenerate|re-download|reconvert)\b",
+    ignore_case=True,
+)
+#: Verbs after which "to" names where the option goes ("pass X to `from_pretrained`").
+_TARGET_VERBS = frozenset({"pass", "give", "add", "supply", "provide", "append", "prepend"})
+_NEGATED = linear(
+    r"\b(?:without|instead of|rather than|not|no|never|than|except)\s*[(\[]?$", ignore_case=True
+)
+#: Right before a name: it is a reference, an example or a condition, not what is set.
+_REFERENCE = linear(
+    r"(?:\be\.g\.|\bi\.e\.|\b(?:for example|such as|like|matching|match|named|called|of|per"
+    r"|in|if|when|whenever|unless|so|so that|because|since))\s*[(\[,:]?$",
+    ignore_case=True,
+)
+#: Right before a name: a comparative, so the step changes its value ("higher `X`").
+_COMPARED = linear(
+    r"\b(?:higher|lower|larger|smaller|more|less|fewer|bigger|longer|shorter|below|above)\s*$",
+    ignore_case=True,
+)
+#: Right after a name: a verb, so the name was a condition ("with `X=1` use `cuda:0`").
+_THEN_VERB = linear(r"^[\s,]*(?:use|set|pass|call|run|add|keep)\b", ignore_case=True)
+_PROSE_NAME = linear(r"(?:^|[\s(\[,;:])(?P<name>[A-Za-z_][A-Za-z0-9_]*)\b")
+_SCRIPT = linear(
+    r"(?:^|\s)(?:(?:python3?|bash|sh)\s+|\./)?(?P<path>[\w./-]*?(?P<name>[\w-]+\.(?:py|sh)))"
+    r"(?:\s|$)"
+)
+_LAUNCHER = linear(r"\b(?:torchrun|accelerate|deepspeed|mpirun|srun|-m)\b")
+
+
+@dataclass(frozen=True)
+class StepOption:
+    """One option an action names: normalised key, the name as written, the value it gives
+    (None: none; :data:`NOT_LITERAL`: one it describes), and whether it turns it on
+    (``set``), changes its value (``change``), turns it off (``unset``) or only refers to it
+    (``other``: "check `CUDA_VISIBLE_DEVICES`", "one of `a`, `b`")."""
+
+    key: str
+    name: str
+    value: str | None
+    how: str
+    #: Named in the command that runs a script (``python convert.py --out x``): its argument.
+    in_command: bool = False
+
+
+def option_key(name: str) -> str:
+    """An option's name as compared: no quotes or leading dashes, ``-`` read as ``_``, lower
+    case (``--Enforce-Eager``, ``enforce_eager`` and ``ENFORCE_EAGER`` are one option)."""
+    return name.strip("`'\" ").lstrip("-").replace("-", "_").lower().strip("._")
+
+
+def _option_like(name: str) -> bool:
+    """A bare name is an option when it is shaped like one: ``snake_case``, ``UPPER_CASE``,
+    ``fp16_opts.enabled``; not a plain word, ``torch.tensor`` or a call."""
+    return "_" in name.strip("_.")
+
+
+def _value(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    return raw.strip().strip("`'\"").rstrip(".")
+
+
+class _Verbs:
+    """Where the action's verbs are and what each does, to find the one before a name."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts: list[int] = []
+        self.kinds: list[str] = []
+        self.words: list[str] = []
+        for match in _VERB.finditer(text):
+            self.starts.append(match.start())
+            self.kinds.append(
+                next(k for k in ("unset", "change", "set", "other") if match.group(k))
+            )
+            self.words.append(match.group(0).lower())
+
+    def _index(self, at: int) -> int:
+        return bisect.bisect_right(self.starts, at) - 1
+
+    def how(self, at: int, end: int) -> str:
+        """What the action does to the name at ``at``..``end``."""
+        before = self.text[max(0, at - 24) : at].rstrip(" `")
+        if _NEGATED.search(before):
+            return "unset"
+        if _REFERENCE.search(before) or _THEN_VERB.match(self.text[end : end + 12]):
+            return "other"
+        if _COMPARED.search(before):
+            return "change"
+        index = self._index(at)
+        return self.kinds[index] if index >= 0 else "set"  # "`X=1` in the environment"
+
+    def verb(self, at: int) -> str:
+        index = self._index(at)
+        return self.words[index] if index >= 0 else ""
+
+
+def _given(raw: str) -> str:
+    """The value a code pair gives: a literal, or the expression as written, without spaces
+    (``device_map={"":0}``, ``4*1024**3``): a value too, equal only to the same text."""
+    raw = raw.strip()
+    return raw.strip("'\"") if _LITERAL.match(raw) else "".join(raw.split())
+
+
+def _span_options(code: str) -> list[tuple[str, str | None]]:
+    """The options one code span names, with the value it gives them, in their order."""
+    found: list[tuple[int, str, str | None]] = []
+    for match in _FLAG.finditer(code):
+        found.append((match.start(1), match.group("name"), _value(match.group("value")) or ""))
+    for pattern in (_CODE_PAIR, _QUOTED):
+        for match in pattern.finditer(code):
+            name, value = match.group("name"), _given(match.group("value"))
+            literal = bool(_LITERAL.match(match.group("value").strip()))
+            if code[: match.start(1)].endswith("-") or not (_option_like(name) or literal):
+                continue
+            found.append((match.start(1), name, value))
+    if not found and (yaml := _YAML.match(code)):
+        found.append((0, yaml.group("name"), _value(yaml.group("value"))))
+    return [(name, value) for _, name, value in sorted(found, key=lambda item: item[0])]
+
+
+def _without_asides(text: str) -> str:
+    out, depth = [], 0
+    for char in text:
+        depth += char == "("
+        if not depth:
+            out.append(char)
+        depth -= char == ")" and depth > 0
+    return "".join(out)
+
+
+def _bare_value(after: str, verb: str) -> str | None:
+    """The value a bare option's clause gives it: a literal ("to 0", "to `False`"),
+    :data:`NOT_LITERAL` for a described one ("to the value the checkpoint was trained
+    with", "well below the timeout"), None for none ("pass X to `f`": a target)."""
+    code = _TO_CODE.match(after)
+    if code is not None and verb not in _TARGET_VERBS:
+        raw = code.group("code")
+        return _value(raw) if _LITERAL.match(raw) else NOT_LITERAL
+    # Code spans read as one word: "in `config.pbtxt` to the model file's type".
+    match = _TO.match(_SPAN.sub("code", _without_asides(after[:200])))
+    if match is None or (match.group("how").lower() == "to" and verb in _TARGET_VERBS):
+        return None
+    raw = (match.group("code") or match.group("word") or "").strip("`")
+    if match.group("how").lower() == "to" and _LITERAL.match(raw):
+        return _value(raw)
+    return NOT_LITERAL
+
+
+def _depths(text: str) -> list[int]:
+    """The parenthesis depth at each character (asides are depth > 0)."""
+    depths, depth = [], 0
+    for char in text:
+        depth += char == "("
+        depths.append(depth)
+        depth -= char == ")" and depth > 0
+    return depths
+
+
+def options_set_by(action: str) -> list[StepOption]:
+    """Every option the action names, in the order it names them, with what it does to it."""
+    text = action[:MAX_ACTION]
+    verbs = _Verbs(text)
+    depth = _depths(text)
+    found: list[StepOption] = []
+    shared_from: int | None = None  # "`a` / `b` to V": bare options that share one value
+    for span in _SPAN.finditer(text):
+        code, at = span.group("code"), span.start()
+        how = verbs.how(at, span.end())
+        named = _span_options(code)
+        bare = not named and _IDENT.match(code.strip()) and _option_like(code.strip())
+        if bare and not depth[at]:
+            after = text[span.end() : span.end() + 200]
+            value = _bare_value(after, verbs.verb(at))
+            if value is not None and shared_from is not None:
+                found[shared_from:] = [replace(o, value=value) for o in found[shared_from:]]
+            joined = value is None and _JOINED.match(after)
+            shared_from = (len(found) if shared_from is None else shared_from) if joined else None
+            named = [(code.strip(), value)]
+        else:
+            shared_from = None
+        script = bool(_SCRIPT.search(code))
+        for name, value in named:
+            found.append(StepOption(option_key(name), name, value, how, script))
+    # Unquoted ``key=value``, ``--flag`` and ``snake_case`` names in the prose (an LLM may
+    # leave out the backticks).
+    prose = _SPAN.sub(lambda m: " " * len(m.group(0)), text)
+    for match in _PROSE_NAME.finditer(prose):
+        name, end = match.group("name"), match.end()
+        if (
+            _option_like(name)
+            and not depth[match.start(1)]
+            and prose[end : end + 1]
+            not in (
+                "=",
+                "(",
+            )
+        ):
+            value = _bare_value(prose[end : end + 200], verbs.verb(match.start()))
+            how = verbs.how(match.start(1), end)
+            found.append(StepOption(option_key(name), name, value, how))
+    for pattern in (_FLAG, _PAIR):
+        for match in pattern.finditer(prose):
+            name = match.group("name")
+            if pattern is _PAIR and not _option_like(name):
+                continue
+            value = _value(match.group("value")) or ("" if pattern is _FLAG else None)
+            how = verbs.how(match.start(1), match.end())
+            found.append(StepOption(option_key(name), name, value, how))
+    return found
+
+
+def runs_script(action: str) -> bool:
+    """Whether the action runs a script (``python train.py``, ``./run.sh``, in any launcher):
+    its options outside that command qualify how the script runs (``device_map="auto"``
+    for a single process), they are not the change the step makes."""
+    return any(_SCRIPT.search(span.group("code")) for span in _SPAN.finditer(action[:MAX_ACTION]))
+
+
+def scripts_run_by(action: str) -> list[tuple[str, list[str]]]:
+    """The scripts an action runs directly (``python convert.py``, ``./run.sh``; not through
+    a launcher such as ``torchrun``, which changes how it runs), each with the flags that
+    code span passes it."""
+    text = action[:MAX_ACTION]
+    if _LAUNCHER.search(text):  # "run `python train.py`, not `torchrun`": how it runs changes
+        return []
+    verbs = _Verbs(text)
+    found: list[tuple[str, list[str]]] = []
+    for span in _SPAN.finditer(text):
+        code = span.group("code")
+        if verbs.how(span.start(), span.end()) != "set":
+            continue
+        if match := _SCRIPT.search(code):
+            flags = [option_key(m.group("name")) for m in _FLAG.finditer(code)]
+            found.append((match.group("name").lower(), flags))
+    return found
