@@ -371,13 +371,14 @@ def _quote(text: str) -> str:
 
 
 def advice_values(message: str, log_lines: Iterable[str] = ()) -> dict[str, str]:
-    """``message-advice`` (the first concrete advice as an instruction) and
+    """``message-advice`` (the first concrete advice as an instruction, its verb in lower
+    case: the step's own words come first) and
     ``message-advice-quote`` (the sentence it came from), or nothing when the text states
     no concrete remedy."""
     for advice in read_advice(message, log_lines):
         if advice.concrete:
             return {
-                "message-advice": _quote(advice.text),
+                "message-advice": _quote(advice.text[:1].lower() + advice.text[1:]),
                 "message-advice-quote": _quote(advice.sentence),
             }
     return {}

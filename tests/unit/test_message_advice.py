@@ -49,7 +49,8 @@ NUMPY_WRAPPED = (
 
 
 def _first(text: str, logs: tuple[str, ...] = ()) -> str:
-    return advice_values(text, logs).get("message-advice", "")
+    value = advice_values(text, logs).get("message-advice", "")
+    return value[:1].upper() + value[1:]
 
 
 def test_advice_after_a_marker_is_read_with_what_it_names() -> None:
@@ -130,7 +131,7 @@ def test_urls_are_cut_out_and_never_returned() -> None:
         " driver by downloading a new version from the URL: http://www.nvidia.com/Download"
     )
     values = advice_values(text)
-    assert values["message-advice"] == "Update your GPU driver by downloading a new version"
+    assert values["message-advice"] == "update your GPU driver by downloading a new version"
     assert not urls_in(" ".join(values.values()))
     link = "Error: bad config. Please set `evil_option=1` (see [here](https://evil.example/x))."
     assert not urls_in(" ".join(advice_values(link).values()))

@@ -39,7 +39,9 @@ def test_a_bare_message_with_concrete_advice_gets_that_advice_as_the_action() ->
     ctx = message_context(BARE, (ADVICE, 2.6), ("tgi-token-limits", 1.9))
     draft = OfflineProvider().suggest(ctx)
     assert draft.runbook == ADVICE
-    assert draft.action.startswith("Set `feature_extractor.sampling_rate` to `16000` before")
+    assert draft.action.startswith(
+        "Apply the remedy the error message itself names: set `feature_extractor.sampling_rate`"
+    )
     assert "Please set `feature_extractor.sampling_rate`" in draft.reason  # quoted
     assert validate(draft, ctx).ok
 
