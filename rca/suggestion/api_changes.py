@@ -32,13 +32,13 @@ from typing import Any
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.environment_facts import installed_versions
+from rca.suggestion.version_numbers import bounded_lines as _lines
+from rca.suggestion.version_numbers import padded as _padded
+from rca.suggestion.version_numbers import parse_version as _version
 
 __all__ = ["TABLES_DIR", "Change", "DocumentedChange", "documented_change", "load_changes"]
 
 TABLES_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "compatibility" / "api-changes"
-_MAX_LINES = 400
-_MAX_LINE = 2000
-_MAX_PARTS = 6
 
 _Q = r"['\"`]"
 #: ``module 'numpy' has no attribute 'float'`` (also ``module 'PIL.Image' ...``).
@@ -109,26 +109,6 @@ class DocumentedChange:
     source: str
 
 
-def _version(text: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for piece in text.strip()[:64].split(".")[:_MAX_PARTS]:
-        digits = ""
-        for char in piece:
-            if not (char.isascii() and char.isdigit()):
-                break
-            digits += char
-        if not digits:
-            break
-        parts.append(int(digits[:9]))
-        if len(digits) < len(piece):
-            break
-    return tuple(parts)
-
-
-def _padded(version: tuple[int, ...]) -> tuple[int, ...]:
-    return version + (0,) * (_MAX_PARTS - len(version))
-
-
 def _dotted(version: tuple[int, ...]) -> str:
     return ".".join(str(part) for part in version)
 
@@ -179,13 +159,6 @@ def load_changes(directory: Path = TABLES_DIR) -> tuple[Change, ...]:
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
     return tuple(rows)
-
-
-def _lines(texts: Sequence[str]) -> list[str]:
-    lines: list[str] = []
-    for text in texts[:_MAX_LINES]:
-        lines.extend(line[:_MAX_LINE] for line in text[: _MAX_LINE * 50].splitlines()[:_MAX_LINES])
-    return lines[: _MAX_LINES * 4]
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,9 @@ from typing import Any
 from ingest.linear_regex import compile as linear
 from rca.suggestion.cuda_components import driver_gap, missing_soname
 from rca.suggestion.environment_facts import installed_versions
+from rca.suggestion.version_numbers import bounded_lines as _lines
+from rca.suggestion.version_numbers import padded as _padded
+from rca.suggestion.version_numbers import parse_version
 from rca.suggestion.version_pairs import library_build
 
 __all__ = [
@@ -53,10 +56,7 @@ __all__ = [
 
 VALUE_NAMES = frozenset({"documented-pairing"})
 TABLES_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "compatibility"
-_MAX_PARTS = 6
 _MAX_VERSION = 64
-_MAX_LINES = 400
-_MAX_LINE = 2000
 #: How a column's component is named in an action.
 _SHOWN = {"cuda": "CUDA", "cudnn": "cuDNN", "ir": "IR version", "driver": "driver"}
 _PIN = linear(
@@ -64,25 +64,6 @@ _PIN = linear(
 )
 #: A wheel's CUDA tag: ``torch==2.1.0+cu121``, ``torch 2.1.0+cu118``.
 _CU_TAG = linear(r"\+cu(?P<tag>\d{2,3})\b")
-
-
-def parse_version(text: str) -> tuple[int, ...]:
-    """The leading numeric parts of ``text`` ("8.2.4 (Linux)" -> (8, 2, 4), "12.x" -> (12,),
-    "v1.17.0rc1" -> (1, 17, 0)); () when it starts with no number. Linear, never raises."""
-    text = text.strip()[:_MAX_VERSION].lstrip("vV")
-    parts: list[int] = []
-    for piece in text.split(" ")[0].split(".")[:_MAX_PARTS]:
-        digits = ""
-        for char in piece:
-            if not char.isascii() or not char.isdigit():
-                break
-            digits += char
-        if not digits:
-            break
-        parts.append(int(digits[:9]))
-        if len(digits) < len(piece):
-            break
-    return tuple(parts)
 
 
 def parse_release(spec: str) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
@@ -94,10 +75,6 @@ def parse_release(spec: str) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     if not dash:
         return lowest, lowest
     return lowest, (parse_version(high) if high.strip() else None)
-
-
-def _padded(version: tuple[int, ...]) -> tuple[int, ...]:
-    return version + (0,) * (_MAX_PARTS - len(version))
 
 
 def release_matches(spec: str, version: tuple[int, ...]) -> bool:
@@ -207,13 +184,6 @@ def _component(library: str) -> str:
     if name.startswith(("cu", "nvrtc", "nvjitlink", "nvblas")):
         return "cuda"
     return "ir" if name == "ir" else name
-
-
-def _lines(texts: Sequence[str]) -> list[str]:
-    lines: list[str] = []
-    for text in texts[:_MAX_LINES]:
-        lines.extend(line[:_MAX_LINE] for line in text[: _MAX_LINE * 50].splitlines()[:_MAX_LINES])
-    return lines[: _MAX_LINES * 4]
 
 
 def _installed(lines: list[str]) -> dict[str, tuple[int, ...]]:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from rca.suggestion.cuda_components import decoded
+from rca.suggestion.version_numbers import bounded_lines as _lines
+from rca.suggestion.version_numbers import parse_version as _version
 
 __all__ = ["LibraryBuild", "library_build"]
 
@@ -94,17 +96,6 @@ class LibraryBuild:
     @property
     def running_older(self) -> bool:
         return _version(self.running) < _version(self.built)
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".") if part.isdigit())
-
-
-def _lines(texts: Sequence[str]) -> list[str]:
-    lines: list[str] = []
-    for text in texts:
-        lines.extend(line[:_MAX_LINE] for line in text.splitlines()[:_MAX_LINES])
-    return lines[: _MAX_LINES * 4]
 
 
 def _dotted(library: str, text: str) -> str:

@@ -34,6 +34,8 @@ from rca.suggestion.named_directions import (
     named_direction,
     stated_requirement,
 )
+from rca.suggestion.version_numbers import bounded_lines as _lines
+from rca.suggestion.version_numbers import parse_version as _version
 
 __all__ = [
     "VALUE_NAMES",
@@ -119,8 +121,6 @@ _IMPORTS = (
 #: (``transformers``, ``accelerate.utils``); deeper modules are internals another package
 #: reached into.
 _PUBLIC_DEPTH = 2
-_MAX_LINES = 400
-_MAX_LINE = 2000
 
 
 @dataclass(frozen=True)
@@ -131,17 +131,6 @@ class VersionChange:
     direction: str  # "upgrade" or "downgrade"
     target: str  # ">= 0.4.6", "<= 0.16.9", "the version jax 0.4.20 supports"
     installed: str = ""
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".") if part.isdigit())
-
-
-def _lines(texts: Sequence[str]) -> list[str]:
-    lines: list[str] = []
-    for text in texts:
-        lines.extend(line[:_MAX_LINE] for line in text.splitlines()[:_MAX_LINES])
-    return lines[: _MAX_LINES * 4]
 
 
 def _bounds(spec: str) -> tuple[str, str, str]:
