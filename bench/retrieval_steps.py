@@ -41,15 +41,7 @@ LATER_FILES = [f"eval/realworld/cases-{x}.jsonl" for x in "nop"]
 
 
 def _all_cases() -> list[dict[str, Any]]:
-    cases = _cases()
-    for path in LATER_FILES:
-        for line in (REPO / path).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                case = json.loads(line)
-                if case.get("split", "dev") == "dev":
-                    case["file"] = Path(path).name
-                    cases.append(case)
-    return cases
+    return [*_cases(), *_cases(LATER_FILES)]
 
 
 def _dump(corpus: str, settings: list[tuple[float, float]]) -> list[list[dict[str, Any]]]:

@@ -57,9 +57,10 @@ STRENGTH = ["retrieval", "margin", "step"]
 NEWER_DEV_FILES = [f"eval/realworld/cases-{x}.jsonl" for x in "ijkl"]
 
 
-def _cases() -> list[dict[str, Any]]:
+def _cases(paths: list[str] | None = None) -> list[dict[str, Any]]:
+    """The dev lines of ``paths`` (default: the 190 dev cases), each tagged with its file."""
     cases = []
-    for path in [*DEV_FILES, *NEWER_DEV_FILES]:
+    for path in paths if paths is not None else [*DEV_FILES, *NEWER_DEV_FILES]:
         for line in (REPO / path).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 case = json.loads(line)
