@@ -14,11 +14,20 @@ cases per corpus and flipped no top 1, nor on the 24 dev cases of cases-i/j.
 
 Re-measured on 190 dev cases (2026-12-05, ``--realworld-dev`` now with cases-i/j/k/l; README
 "Retrieval figures"): 5-fold CV chose ``cosine_scale`` 1.0 / ``signal`` 0.3 in four folds
-of five (again at 3319ce0, 206 runbooks); chosen on the 141 older cases it also wins on the
-49 new ones on all four corpora (+3 / +1 / +1 / +2 over 3.0 / 0.5). Landed once the readers
-of the fused score were made scale-free: the calibrated score is now a share of its
-ceiling (:func:`rca.retrieval.fusion.ceiling`) and the step ranking and confidence read
-gaps to the top runbook in those units, not ratios (README "Retrieval figures").
+of five; chosen on the 141 older cases it also wins on the 49 new ones on all four corpora
+(+3 / +1 / +1 / +2 over 3.0 / 0.5). Not changed here yet: the offline provider's
+confidence (``rca/suggestion/confidence_params.json``) and step ranking read the fused score
+on this scale, so the change needs their refit and a re-measure of suggestions first.
+
+Landed and reverted the same day (fdd7116, reverted 2026-12-05): 1.0 / 0.3 with scale-free
+readers (score / its ceiling, gaps instead of ratios) and a confidence refit raised the 190
+dev suggestions (fix term in action, abstention on, 106 -> 123) but broke the guard that a
+dense ranker of pure noise never makes fusion worse than lexical
+(``test_quoted_signals::test_fusion_keeps_the_lexical_ranking_when_the_dense_ranker_is_noise``:
+56 against 60). At signal 0.3 a runbook whose quoted error line matches leads a lexically
+stronger page by only ~0.05 of the best BM25, which a noise cosine difference (sd ~0.07 at
+384 dimensions) overturns a quarter of the time; at 0.5 (scale 1.0) the lead is ~0.25. Next:
+choose the weights with that guard as a constraint of the grid, then refit and re-measure.
 """
 
 from __future__ import annotations
@@ -57,16 +66,13 @@ class FusionWeights:
     #: dev cases plus the 60 real-world dev cases (eval/realworld, split "dev"), on all four
     #: suite corpora (306 case-corpus pairs) chose 3.0 / 0.5 in four folds of five; every
     #: setting from 0.5 to 3.0 is within one pair of the best (264-265): this is as far as
-    #: the dev data pins it. On the 190 dev cases (30 + 160 real-world, four corpora) four
-    #: folds of five chose 1.0 (one 0.5), and 1.0 chosen on the 141 older cases also won on
-    #: the 49 newer ones: 1.0 since 2026-12-05.
-    cosine_scale: float = 1.0
+    #: the dev data pins it.
+    cosine_scale: float = 3.0
     #: The signal prior (a front-matter regex matched the error text), in units of the best
     #: BM25. Regexes are written for exactly this purpose, so a match outweighs a middling
     #: score but not a clearly better one (a regex shared by several runbooks must not
-    #: decide alone). Same CV as ``cosine_scale``: every fold chose 0.5 on 51 and 90 dev
-    #: cases; every fold chose 0.3 on the 190.
-    signal: float = 0.3
+    #: decide alone). Same CV as ``cosine_scale``: every fold chose 0.5.
+    signal: float = 0.5
     #: ``weighted`` (the previous default, kept for comparison): BM25 / max and min-max
     #: cosine mixed 0.4 / 0.6. Min-max stretches any cosine spread to [0, 1], so a weak
     #: dense ranker weighs as much as a sure one: on an independent corpus (BM25 0.921,

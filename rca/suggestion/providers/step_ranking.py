@@ -60,12 +60,11 @@ class Candidate:
     parts: dict[str, float] = field(default_factory=dict)
 
 
-def _gap(item: Evidence, top: Evidence) -> float:
-    """How far ``item``'s retrieval score is below the top runbook's, in the fused score's own
-    units (a share of the fusion's ceiling, :func:`rca.retrieval.fusion.ceiling`). A
-    difference, not a ratio: a ratio shrinks with every term all runbooks share (the raw
-    cosine's offset), so it moved whenever a fusion weight did."""
-    return 0.0 if item is top else max(float(top.score) - float(item.score), 0.0)
+def _relative(item: Evidence, top: Evidence) -> float:
+    if item is top:
+        return 1.0
+    best = float(top.score)
+    return float(item.score) / best if best > 0 else 0.0
 
 
 def _candidate_runbooks(ctx: AnalysisContext) -> list[Evidence]:
@@ -77,7 +76,10 @@ def _candidate_runbooks(ctx: AnalysisContext) -> list[Evidence]:
     top = ordered[0]
     chosen = [top]
     for item in ordered[1 : WEIGHTS.candidate_runbooks]:
-        if item.failure_class == top.failure_class and _gap(item, top) <= WEIGHTS.max_score_gap:
+        if (
+            item.failure_class == top.failure_class
+            and _relative(item, top) >= WEIGHTS.min_relative_score
+        ):
             chosen.append(item)
     return chosen
 
@@ -220,7 +222,7 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
         own = candidate.step_action_tokens
         overlap = shared(own) + WEIGHTS.reason_share * shared(candidate.step_reason_tokens - own)
         candidate.parts = {
-            "runbook": WEIGHTS.runbook * (1.0 - _gap(candidate.evidence, top)),
+            "runbook": WEIGHTS.runbook * _relative(candidate.evidence, top),
             "position": -WEIGHTS.position_penalty * candidate.position,
             "overlap": WEIGHTS.overlap * math.log1p(overlap / WEIGHTS.overlap_scale),
             "setting": _setting_score(candidate.applies, incident, named),
