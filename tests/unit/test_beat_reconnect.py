@@ -2,7 +2,7 @@
 
 Celery's own keeps its first producer for good, so after a broker restart every periodic
 send (the sweep among them) failed until the worker restarted. The real restart is in
-tests/integration/test_sweep_after_database_restart.py; this is the rule, in-process.
+tests/integration/test_beat_after_database_restart.py; this is the rule, in-process.
 """
 
 from __future__ import annotations
