@@ -1,6 +1,6 @@
 """`manage.py run` (what `make run` executes) as a test drives it: its processes, its
 port, its probes. Shared by the tests that start the whole stack (test_make_run, test_faults,
-test_sweep_after_database_restart).
+test_beat_after_database_restart).
 """
 
 from __future__ import annotations
