@@ -23,9 +23,10 @@ THIRD_HOLDOUT = "cases-f.jsonl"
 FOURTH_HOLDOUT = "cases-h.jsonl"
 FIFTH_HOLDOUT = "cases-m.jsonl"
 SIXTH_HOLDOUT = "cases-q.jsonl"
-FRESH_HOLDOUTS = {"holdout2", "holdout3", "holdout4", "holdout5", "holdout6"}
+SEVENTH_HOLDOUT = "cases-r.jsonl"
+FRESH_HOLDOUTS = {"holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7"}
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second to sixth holdouts cover each of them.
+# Framework groups of issue 16; the second to seventh holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -235,5 +236,21 @@ def test_the_sixth_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != SIXTH_HOLDOUT and c["split"] == "holdout6"]
     assert not elsewhere, f"holdout6 lines outside {SIXTH_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in sixth) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 2}
+    assert not thin, f"framework groups with fewer than 2 cases: {thin}"
+
+
+def test_the_seventh_holdout_is_its_own_file_and_covers_every_group():
+    """cases-r.jsonl is a seventh fresh holdout (issue 16), built like cases-q: only
+    `holdout7` lines, `rr` ids, and `holdout7` appears nowhere else."""
+    if not (REALWORLD_DIR / SEVENTH_HOLDOUT).exists():
+        pytest.skip(f"{SEVENTH_HOLDOUT} not present")
+    seventh = [case for name, _, case in CASES if name == SEVENTH_HOLDOUT]
+    assert len(seventh) >= 40
+    assert all(case["split"] == "holdout7" for case in seventh)
+    assert all(case["id"].startswith("rr") for case in seventh)
+    elsewhere = [c["id"] for n, _, c in CASES if n != SEVENTH_HOLDOUT and c["split"] == "holdout7"]
+    assert not elsewhere, f"holdout7 lines outside {SEVENTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in seventh) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 2}
     assert not thin, f"framework groups with fewer than 2 cases: {thin}"
