@@ -28,10 +28,11 @@ _ROOT = Path(__file__).resolve().parents[2]
 INDEPENDENT = _ROOT / "corpora" / "independent"
 #: The real-world files with a development split (eval/realworld/README.md); only their
 #: ``"split": "dev"`` lines are read. The holdout files (cases-c, -f, -h, -m) are not
-#: listed and never opened here. 190 dev cases with tests/data/dev_cases.jsonl's 30.
+#: listed and never opened here. 190 dev cases with tests/data/dev_cases.jsonl's 30, and
+#: cases-u's 12 version pairings (issue 16, harm class 3).
 REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
     _ROOT / "eval" / "realworld" / f"cases-{part}.jsonl"
-    for part in ("a", "b", "d", "e", "g", "i", "j", "k", "l")
+    for part in ("a", "b", "d", "e", "g", "i", "j", "k", "l", "u")
 )
 
 

@@ -49,9 +49,11 @@ _MODULE_ATTRIBUTE = linear(
 _IMPORT_NAME = linear(
     rf"cannot import name {_Q}(?P<name>\w+){_Q} from {_Q}(?P<module>[A-Za-z_][\w.]*){_Q}"
 )
-#: ``'DataFrame' object has no attribute 'append'``.
+#: ``'DataFrame' object has no attribute 'append'``; a qualified class (``'tensorrt_bindings.
+#: tensorrt.Builder' object ...``) is named by its last part.
 _OBJECT_ATTRIBUTE = linear(
-    rf"{_Q}(?P<owner>[A-Za-z_]\w*){_Q} object has no attribute {_Q}(?P<name>\w+){_Q}"
+    rf"{_Q}(?:[A-Za-z_]\w*\.)*(?P<owner>[A-Za-z_]\w*){_Q} object has no attribute"
+    rf" {_Q}(?P<name>\w+){_Q}"
 )
 #: ``Accelerator.__init__() got an unexpected keyword argument 'dispatch_batches'``.
 _KEYWORD = linear(

@@ -16,9 +16,12 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
   suggestion sets is read from its own words (:mod:`.step_options`) and from its ``sets``
   metadata, so users' runbooks get the premise without metadata. The option a step names
   first is its change; later ones are aliases, alternatives or additions, so only the first
-  (or one its ``sets`` metadata names) repeating what the incident shows contradicts it.
+  (or one its ``sets`` metadata names) repeating what the incident shows contradicts it;
+- the suggestion moves a package towards a release the message or logs name as the cause
+  ("removed in JAX v0.4.34", "requires protobuf<4", "PyTorch >= 2.1 is required"):
+  :mod:`.cause_releases`.
 
-Either fails validation: the LLM is re-asked with the complaint, and a suggestion that still
+Any of these fails validation: the LLM is re-asked with the complaint, and a suggestion that still
 fails is stored marked invalid, never shown as a trusted fix.
 """
 
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.api_drift import drift_facts, read_drift
+from rca.suggestion.cause_releases import NamedCause, incident_causes, moves_towards
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import log_texts, setting_of
 from rca.suggestion.shown_options import read_shown_options
@@ -78,6 +82,9 @@ class Premises:
     options_set: Mapping[str, str]  # option name as shown -> value ("" for a bare switch)
     #: Basenames of the scripts the incident shows failing (in-app frames) or launched.
     scripts: frozenset[str] = frozenset()
+    #: Releases the message or logs name as the cause (:mod:`.cause_releases`): no suggestion
+    #: moves a package towards one.
+    causes: tuple[NamedCause, ...] = ()
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
@@ -95,6 +102,9 @@ class Premises:
             lines.append("frameworks in the code: " + ", ".join(sorted(self.frameworks)))
         for option, value in sorted(self.options_set.items()):
             lines.append(f"already set: {option}" + (f"={value}" if value else ""))
+        lines += [
+            f"named cause: {cause.describe()}: never move it towards that" for cause in self.causes
+        ]
         return lines
 
 
@@ -123,7 +133,8 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     for name, value in setting.options_set.items():
         if option_key(name) not in shown.options:
             options[name] = value
-    return Premises(facts, setting.frameworks, options, shown.scripts)
+    causes = incident_causes(message, log_texts(ctx.logs))
+    return Premises(facts, setting.frameworks, options, shown.scripts, causes)
 
 
 def _same_value(shown: str, given: str) -> bool:
@@ -283,6 +294,10 @@ def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises)
     complaints = [
         f"{reason}: do not suggest setting it again; find why the failure happens with it set"
         for reason in option_contradictions((draft.action or "")[:_MAX_SCAN], premises)
+    ]
+    complaints += [
+        f"{reason}: move it away from the release the incident names as the cause"
+        for reason in moves_towards((draft.action or "")[:_MAX_SCAN], premises.causes)
     ]
     restated = _restated(draft, ctx)
     reasons = contradictions(restated[0], premises, restated[1]) if restated else []

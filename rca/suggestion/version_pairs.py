@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.api_changes import documented_change
+from rca.suggestion.cause_releases import away_from, moves_towards, named_causes
 from rca.suggestion.cuda_components import VALUE_NAMES as COMPONENT_VALUES
 from rca.suggestion.cuda_components import component_facts, component_values
 from rca.suggestion.environment_facts import installed_versions
@@ -224,7 +225,29 @@ def version_change(
     """The component the incident asks to change: from a requirement with the version found
     (message or logs), else a requirement the message states against the version the logs
     show installed (or none shown: the error is the requirement not being met). ``installed``
-    is :func:`rca.suggestion.environment_facts.installed_versions` of the texts."""
+    is :func:`rca.suggestion.environment_facts.installed_versions` of the texts.
+
+    Never a move towards a release the texts name as the cause ("removed in JAX v0.4.34",
+    "requires protobuf<4"): such a reading gives way to the move away from that release,
+    which is also the change when nothing else names one (:mod:`.cause_releases`)."""
+    change = _read_change(message, texts, installed)
+    causes = tuple(
+        cause
+        for cause in named_causes([message, *texts])
+        if (shown := installed.get(cause.package)) is None or cause.bad(shown)
+    )  # a cause the installed release is already clear of asks for nothing
+    if not causes:
+        return change
+    if change is not None:
+        if not moves_towards(f"{change.direction} {change.package} to {change.target}", causes):
+            return change
+        causes = tuple(c for c in causes if c.package == change.package.lower()) or causes
+    return VersionChange(*away_from(causes[0]), installed=change.installed if change else "")
+
+
+def _read_change(
+    message: str, texts: Sequence[str], installed: dict[str, tuple[int, ...]]
+) -> VersionChange | None:
     stated: set[str] = set()
     for line in _lines([message, *texts]):
         found, change = _from_requirement(line)

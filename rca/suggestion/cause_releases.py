@@ -1,0 +1,382 @@
+"""Releases an incident names as the cause of its failure, and whether a suggestion moves a
+package towards one.
+
+A version fix that goes the wrong way is harmful: "jax.core.pp_eqn_rules was removed in JAX
+v0.4.34" is not fixed by upgrading jax, "`keras.optimizers.legacy` is not supported in Keras
+3" not by a newer Keras, "PyTorch >= 2.1 is required but found 2.0.1" not by a lower torch.
+The text names a side of a release that is bad -- from the release on ("removed in",
+"introduced in", "broken since", "incompatible with X>=a", "requires X<a", "downgrade to
+'X<a'", "X a, but this is not yet supported") or below it ("requires X>=a", "X>=a is
+required", the lower end of "versions above or equal to a and strictly below b").
+
+:func:`named_causes` reads them from the message and log lines into :class:`NamedCause`
+facts; :func:`moves_towards` reads the package moves an action makes ("upgrade jax",
+"downgrade numpy to 1.26", "pip install 'numpy<2'", "pin torch==2.0.1") and says which land
+on a named bad side. The premise check (:mod:`.premises`) rejects such a suggestion, offline
+or from an LLM, and :mod:`.version_pairs` turns a named cause into the direction away from it.
+Every pattern is the generic wording of a kind of line, run by :mod:`ingest.linear_regex`
+over bounded lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ingest.linear_regex import compile as linear
+from rca.suggestion.api_changes import documented_change
+from rca.suggestion.version_numbers import bounded_lines, padded, parse_version
+
+__all__ = [
+    "Move",
+    "NamedCause",
+    "away_from",
+    "incident_causes",
+    "moves",
+    "moves_towards",
+    "named_causes",
+]
+
+_PKG = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
+_NUM = r"\d+(?:\.\d+)*"
+_Q = r"[`'\"]?"
+_MAX_CAUSES = 8
+_MAX_ACTION = 2000
+#: Import aliases and display names that are not pip names.
+_ALIASES = {
+    "pytorch": "torch",
+    "np": "numpy",
+    "tf": "tensorflow",
+    "pd": "pandas",
+    "jnp": "jax",
+    "pil": "pillow",
+    "sklearn": "scikit-learn",
+}
+#: Words a package slot may catch that name no package.
+_NON_PACKAGE_WORDS = (
+    "a an the it its this that your version versions release releases package "
+    "packages library libraries is are was be to in of and or with using latest newer "
+    "older new old previous requirements requirement environment one module code any "
+    "all"
+)
+_NOT_PACKAGES = frozenset(_NON_PACKAGE_WORDS.split())
+
+#: ``(pattern, side)``: ``side`` "from" = the release and later are bad, "below" = earlier
+#: releases are bad, "op" = read from a requirement's operator (<, <= bad from; >=, > below),
+#: "from-op" = the operator of a release said to break (>=, > bad from), "after" = bad from
+#: the release after the one named ("3.20.x or lower").
+_CAUSES = (
+    # "jax.core.JaxprEqn was removed in JAX v0.6.0", "np.NaN was removed in the NumPy 2.0
+    # release", "will be **removed in 0.17**" (the package is then the dotted name before).
+    (
+        linear(
+            rf"\bremoved in (?:the )?(?:(?P<pkg>{_PKG})\s+)?(?:version\s+)?v?(?P<ver>{_NUM})",
+            ignore_case=True,
+        ),
+        "from",
+    ),
+    # "introduced in transformers 4.40", "broken since numpy 2.0", "fails starting with 2.1".
+    (
+        linear(
+            r"\b(?:introduced|regression|regressed|broken|breaks|broke|fails|failing|stopped"
+            rf" working)\b[^\n]{{0,40}}?\b(?:in|since|by|after|starting (?:with|from))\s+"
+            rf"{_Q}(?P<pkg>{_PKG}){_Q}\s*(?:version\s*)?v?(?P<ver>{_NUM})",
+            ignore_case=True,
+        ),
+        "from",
+    ),
+    # "incompatible with torch>=2.3", "does not support numpy >= 2".
+    (
+        linear(
+            r"\b(?:incompatible|not compatible|does not support|doesn't support|not supported|"
+            rf"does not work|doesn't work)\b[^\n]{{0,30}}?\b(?:with|on|for|in)\s+{_Q}"
+            rf"(?P<pkg>{_PKG})\s*(?P<op>>=|>)\s*(?P<ver>{_NUM})",
+            ignore_case=True,
+        ),
+        "from-op",
+    ),
+    # "`keras.optimizers.legacy` is not supported in Keras 3".
+    (
+        linear(
+            rf"\bnot (?:yet )?supported (?:in|by|with|on) {_Q}(?P<pkg>{_PKG}){_Q}"
+            rf" v?(?P<ver>{_NUM})",
+            ignore_case=True,
+        ),
+        "from",
+    ),
+    # "... is Keras 3, but this is not yet supported in Transformers".
+    (
+        linear(
+            rf"\b(?P<pkg>{_PKG}) v?(?P<ver>{_NUM})(?:\.x)?,? but (?:this|it) is not (?:yet )?"
+            r"(?:supported|compatible)",
+            ignore_case=True,
+        ),
+        "from",
+    ),
+    # "requires protobuf<4", "only supported with numpy<2", "needs torch>=2.1".
+    (
+        linear(
+            r"\b(?:requires?|required|needs?|only supports?|only supported with|only works with|"
+            rf"supports? only)\b[^\n]{{0,40}}?{_Q}(?P<pkg>{_PKG})\s*(?P<op><=|<|>=|>)\s*"
+            rf"(?P<ver>{_NUM})",
+            ignore_case=True,
+        ),
+        "op",
+    ),
+    # "PyTorch >= 2.1 is required but found 2.0.1", "'numpy<2' is required".
+    (
+        linear(
+            rf"{_Q}(?P<pkg>{_PKG}){_Q}\s*(?:version\s*)?(?P<op><=|<|>=|>)\s*(?P<ver>{_NUM}){_Q}"
+            r"\s+is\s+(?:required|needed)\b",
+            ignore_case=True,
+        ),
+        "op",
+    ),
+    # "downgrade to 'numpy<2'", "Downgrade the protobuf package to 3.20.x or lower".
+    (
+        linear(
+            rf"\bdowngrade to {_Q}(?P<pkg>{_PKG})\s*(?P<op><=?)\s*(?P<ver>{_NUM})", ignore_case=True
+        ),
+        "op",
+    ),
+    (
+        linear(
+            rf"\bdowngrade (?:the )?{_Q}(?P<pkg>{_PKG}){_Q} (?:package )?to (?:version )?"
+            rf"(?P<ver>{_NUM})(?:\.x)? or (?:lower|earlier|older)",
+            ignore_case=True,
+        ),
+        "after",
+    ),
+)
+#: "Tensorflow versions above or equal to 2.5.0 and strictly below 2.8.0".
+_RANGE = linear(
+    rf"\b(?P<pkg>{_PKG}) versions? (?:above or equal to|>=|from) (?P<lo>{_NUM}) (?:and|to)"
+    rf" (?:strictly )?(?:below|under|<) (?P<hi>{_NUM})",
+    ignore_case=True,
+)
+#: The dotted name a "will be removed in 0.17" sentence is about.
+_DOTTED = linear(r"(?P<top>[A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+#: A package move in an action: "upgrade jax", "downgrade numpy to 1.26.4", "pin torch to
+#: 2.0.1", "install tensorflow-addons 0.16.1" (a verb, the package, an optional version).
+_VERB_MOVE = linear(
+    r"\b(?P<verb>upgrade|update|bump|downgrade|roll back|revert|pin|install|reinstall|switch)\b"
+    r"(?P<flags>(?:\s+(?:-U|--upgrade|--force-reinstall|-v))*)"
+    r"(?:\s+(?:the|your|to|a|an))?(?:\s+(?:latest|newest|newer|older|earlier|previous))?\s+"
+    rf"{_Q}(?P<pkg>{_PKG}){_Q}(?:\s+(?:package|library))?"
+    r"(?:\s*(?:(?:to|at|back to)\s+)?(?:(?:version|release|v)\s*)?"
+    rf"(?P<op>==|>=|<=|~=|<|>|below |under |above )?\s*{_Q}v?(?P<ver>{_NUM})"
+    r"(?P<tail>(?:\.x)?\s+or\s+(?:lower|earlier|older|higher|newer|later))?)?",
+    ignore_case=True,
+)
+#: A requirement specifier anywhere in an action: "pip install 'numpy<2'", "torch==2.0.1".
+_SPEC_MOVE = linear(
+    rf"{_Q}(?P<pkg>{_PKG})\s*(?P<op>==|>=|<=|~=|<|>)\s*(?P<ver>{_NUM})"
+    rf"(?:\s*,\s*(?P<op2><=|<)\s*(?P<ver2>{_NUM}))?"
+)
+_UP_VERBS = frozenset({"upgrade", "update", "bump"})
+_DOWN_VERBS = frozenset({"downgrade", "roll back", "revert"})
+
+
+def _package(name: str) -> str:
+    name = name.strip("`'\"*").lower().replace("_", "-")
+    return _ALIASES.get(name, name)
+
+
+@dataclass(frozen=True)
+class NamedCause:
+    """``package`` releases on one ``side`` of ``release`` are what the incident says fails:
+    "from" = ``release`` and later (never move up into them), "below" = releases before it."""
+
+    package: str
+    release: tuple[int, ...]
+    side: str
+    phrase: str
+
+    def bad(self, version: tuple[int, ...]) -> bool:
+        """Whether ``version`` is on the named bad side."""
+        if self.side == "from":
+            return padded(version) >= padded(self.release)
+        return padded(version) < padded(self.release)
+
+    def describe(self) -> str:
+        release = ".".join(map(str, self.release))
+        side = f"{release} and later" if self.side == "from" else f"releases before {release}"
+        return f"{self.package} {side} (the incident says: {self.phrase})"
+
+
+def _side(kind: str, op: str) -> tuple[str, int]:
+    """The bad side and how far past the number it starts (1: the next release)."""
+    if kind == "from-op":  # "incompatible with X>=a": a on; "> a": the next release on
+        return "from", int(op == ">")
+    if kind == "op":
+        return {"<": ("from", 0), "<=": ("from", 1), ">=": ("below", 0), ">": ("below", 1)}.get(
+            op, ("from", 0)
+        )
+    return ("from", 1) if kind == "after" else (kind, 0)
+
+
+def _next(version: tuple[int, ...]) -> tuple[int, ...]:
+    """The first release after every ``version`` prefix release ("3.20.x or lower": 3.21)."""
+    return (*version[:-1], version[-1] + 1) if version else version
+
+
+def _cause(package: str, version: str, side: str, shift: int, phrase: str) -> NamedCause | None:
+    release = parse_version(version)
+    package = _package(package)
+    if not release or not package or package in _NOT_PACKAGES or package[0].isdigit():
+        return None
+    if shift:  # "<= a", "> a", "a.x or lower": the bad side starts at the next release
+        release = _next(release)
+    return NamedCause(package, release, side, phrase.strip()[:120])
+
+
+def _line_causes(line: str) -> list[NamedCause]:
+    found: list[NamedCause] = []
+    for pattern, kind in _CAUSES:
+        for match in pattern.finditer(line):
+            groups = match.groupdict()
+            package = groups.get("pkg") or ""
+            if not package or _package(package) in _NOT_PACKAGES:
+                dotted = _DOTTED.search(line[: match.start()])
+                package = dotted.group("top") if dotted else ""
+            side, shift = _side(kind, groups.get("op") or "")
+            cause = _cause(package, match.group("ver"), side, shift, match.group(0))
+            if cause is not None:
+                found.append(cause)
+    for match in _RANGE.finditer(line):
+        for number, side in ((match.group("lo"), "below"), (match.group("hi"), "from")):
+            cause = _cause(match.group("pkg"), number, side, 0, match.group(0))
+            if cause is not None:
+                found.append(cause)
+    return found
+
+
+def named_causes(texts: Sequence[str]) -> tuple[NamedCause, ...]:
+    """The causes the message and log lines name, first seen first, at most a few."""
+    causes: list[NamedCause] = []
+    for line in bounded_lines(texts):
+        for cause in _line_causes(line):
+            if all(
+                (c.package, c.release, c.side) != (cause.package, cause.release, cause.side)
+                for c in causes
+            ):
+                causes.append(cause)
+    return tuple(causes[:_MAX_CAUSES])
+
+
+def incident_causes(message: str, texts: Sequence[str]) -> tuple[NamedCause, ...]:
+    """The causes the texts name, and the release the release-notes tables say removed (or
+    added) a name the message says is missing (:mod:`.api_changes`): the code needs a
+    release below the removal (or at the addition) whatever the text says."""
+    causes = named_causes([message, *texts])
+    documented = documented_change(message, texts)
+    if documented is None:
+        return causes
+    release = parse_version(documented.target.lstrip("<>= "))
+    side = "from" if documented.direction == "downgrade" else "below"
+    cause = NamedCause(_package(documented.package), release, side, documented.note[:120])
+    known = {(c.package, c.release, c.side) for c in causes}
+    if not release or (cause.package, cause.release, cause.side) in known:
+        return causes
+    return (*causes, cause)[:_MAX_CAUSES]
+
+
+@dataclass(frozen=True)
+class Move:
+    """A package move an action makes: ``kind`` "up"/"down" (no version), "exact", "floor"
+    or "ceiling" (``inclusive`` for <=, "or lower"), at ``version``."""
+
+    package: str
+    kind: str
+    version: tuple[int, ...] = ()
+    inclusive: bool = False
+
+
+def _verb_move(verb: str, package: str, op: str, version: str, tail: str) -> Move:
+    verb, op, tail = verb.lower(), op.strip(), tail.lower()
+    number = parse_version(version) if version else ()
+    if not number:
+        if verb in _UP_VERBS:
+            return Move(package, "up")
+        return Move(package, "down" if verb in _DOWN_VERBS else "none")
+    if op in ("<", "below", "under") or (
+        op == "<=" or tail.endswith(("lower", "earlier", "older"))
+    ):
+        return Move(package, "ceiling", number, inclusive=op not in ("<", "below", "under"))
+    if op in (">=", ">", "~=", "above") or tail:
+        return Move(package, "floor", number)
+    return Move(package, "exact", number)
+
+
+def moves(action: str) -> list[Move]:
+    """The package moves ``action`` makes, each package once (its first reading)."""
+    text = action[:_MAX_ACTION]
+    found: dict[str, Move] = {}
+    for match in _VERB_MOVE.finditer(text):
+        package = _package(match.group("pkg"))
+        if package in _NOT_PACKAGES or package in found:
+            continue
+        groups = match.groupdict()
+        verb = match.group("verb")
+        if "-u" in (groups.get("flags") or "").lower():  # pip install -U / --upgrade
+            verb = "upgrade"
+        found[package] = _verb_move(
+            verb,
+            package,
+            groups.get("op") or "",
+            groups.get("ver") or "",
+            groups.get("tail") or "",
+        )
+    for match in _SPEC_MOVE.finditer(text):
+        package, op = _package(match.group("pkg")), match.group("op")
+        bounded = bool(match.group("op2"))  # "X>=a,<b" overrides the verb's reading of "X>=a"
+        if package in _NOT_PACKAGES or (
+            package in found and found[package].kind != "none" and not bounded
+        ):
+            continue
+        if match.group("op2"):  # "X>=a,<b": bounded by its ceiling
+            op, number = match.group("op2"), match.group("ver2")
+        else:
+            number = match.group("ver")
+        kind = {"==": "exact", ">=": "floor", ">": "floor", "~=": "floor"}.get(op, "ceiling")
+        found[package] = Move(package, kind, parse_version(number), op == "<=")
+    return [move for move in found.values() if move.kind != "none"]
+
+
+def _lands_on(move: Move, cause: NamedCause) -> bool:
+    """Whether the move takes the package onto (or keeps it on) the cause's bad side."""
+    if move.kind in ("up", "down"):
+        return (move.kind == "up") == (cause.side == "from")
+    if move.kind == "exact":
+        return cause.bad(move.version)
+    if move.kind == "floor":  # unbounded above: the resolver picks the newest
+        return cause.side == "from"
+    if cause.side == "from":  # a ceiling lets in what lies below it
+        top = padded(move.version)
+        return top > padded(cause.release) or (move.inclusive and top >= padded(cause.release))
+    limit = padded(move.version)
+    return limit < padded(cause.release) or (not move.inclusive and limit <= padded(cause.release))
+
+
+def moves_towards(action: str, causes: Sequence[NamedCause]) -> list[str]:
+    """Why ``action`` moves a package towards a release the incident names as the cause, one
+    phrase per such move (empty: it does not)."""
+    if not causes:
+        return []
+    reasons: list[str] = []
+    for move in moves(action):
+        for cause in causes:
+            if cause.package == move.package and _lands_on(move, cause):
+                reason = f"it moves {move.package} towards {cause.describe()}"
+                if reason not in reasons:
+                    reasons.append(reason)
+    return reasons
+
+
+def away_from(cause: NamedCause) -> tuple[str, str, str]:
+    """(package, direction, target) of the move away from a named cause."""
+    release = ".".join(map(str, cause.release))
+    if cause.side == "from":
+        return cause.package, "downgrade", f"< {release}"
+    return cause.package, "upgrade", f">= {release}"
