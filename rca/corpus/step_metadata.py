@@ -117,6 +117,10 @@ FACTS: dict[str, str] = {
     "memory-held-elsewhere": (
         "the OOM's device is nearly full while this process reserved only a small share of it"
     ),
+    "memory-held-by-this-process": (
+        "the OOM figures show this process's own allocator holds most of the device memory in"
+        " use (what other processes hold could not make room for it)"
+    ),
     "layer-pretrained": "the failing model or layer was loaded with pretrained weights",
     "pretrained-weights-loaded": (
         "the code or logs load trained weights (a checkpoint, state_dict or weights file)"

@@ -1,6 +1,7 @@
 """Facts read from an incident's own figures: shapes, state_dict keys, memory numbers, code.
 
-State_dict key lists are read by :mod:`rca.suggestion.state_dict_keys`.
+State_dict key lists are read by :mod:`rca.suggestion.state_dict_keys`, an OOM message's
+memory figures by :mod:`rca.suggestion.oom_figures`.
 
 Each fact has a name from :data:`rca.corpus.step_metadata.FACTS`; which steps a fact makes
 the fix (``fits``) or contradicts (``unless``) is written in the runbooks, not here. This
@@ -14,11 +15,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
+from rca.suggestion.oom_figures import (
+    FRAGMENTED_SHARE,
+    HELD_ELSEWHERE_SHARE,
+    memory_facts,
+    read_oom_figures,
+)
 from rca.suggestion.state_dict_keys import key_facts, key_prefix
 from rca.suggestion.version_pairs import version_facts
 
@@ -31,34 +37,6 @@ __all__ = [
     "terms",
 ]
 
-FRAGMENTED_SHARE = 0.25
-"""An OOM is fragmentation when memory reserved but unallocated is at least this share of
-the allocated memory (PyTorch's own hint fires on a similar ratio)."""
-
-HELD_ELSEWHERE_SHARE = 0.5
-"""Memory is held outside the failing process when the device's capacity minus what it says
-is free minus what this process reserved is at least this share of the capacity: another
-process (or another framework in the same one) owns most of the device. Half, so that the
-fact holds only when the outside share dominates; not tuned."""
-
-_SIZE = r"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>[KMGT]iB|bytes)"
-_OOM_NEW = linear(
-    _SIZE.format(name="alloc")
-    + r" is allocated by PyTorch, and "
-    + _SIZE.format(name="spare")
-    + r" is reserved by PyTorch but unallocated"
-)
-_OOM_OLD = linear(
-    _SIZE.format(name="alloc")
-    + r" already allocated;.*?"
-    + _SIZE.format(name="reserved")
-    + r" reserved in total by PyTorch"
-)
-_TRIED = linear(r"Tried to allocate " + _SIZE.format(name="tried"))
-_FREE = linear(_SIZE.format(name="free") + r"(?: is)? free\b")
-_CAPACITY_NEW = linear(r"total capacity of " + _SIZE.format(name="total"))
-_CAPACITY_OLD = linear(_SIZE.format(name="total") + r" total capacity")
-_UNITS = {"bytes": 1 / (1024 * 1024), "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1024.0**2}
 _MAX_TEXT = 20_000
 _MAX_TEXTS = 200
 _PRETRAINED = linear(r"pretrained", ignore_case=True)
@@ -70,37 +48,6 @@ _GENERIC_TENSOR_WORDS = frozenset({"weight", "bias", "model", "module", "tensor"
 def terms(text: str) -> list[str]:
     """:func:`rca.retrieval.tokens.tokenize`, with "-es" plurals folded too ("losses" -> "loss")."""
     return [token[:-1] if _ES_PLURAL.search(token) else token for token in tokenize(text)]
-
-
-def _mib(match: LinearMatch, name: str) -> float:
-    return float(match.group(name)) * _UNITS[match.group(f"{name}_unit")]
-
-
-def _memory_facts(message: str) -> set[str]:
-    """From an OOM message's figures: is the memory PyTorch reserved unused (fragmentation)
-    or really allocated; is the failed allocation smaller than the free memory; does another
-    process hold most of the device? Nothing that the message does not say."""
-    facts: set[str] = set()
-    reserved: float | None = None
-    if match := _OOM_NEW.search(message):
-        allocated, spare = _mib(match, "alloc"), _mib(match, "spare")
-        reserved = allocated + spare
-    elif match := _OOM_OLD.search(message):
-        allocated, reserved = _mib(match, "alloc"), _mib(match, "reserved")
-        spare = max(reserved - allocated, 0.0)
-    if reserved is not None:
-        fragmented = spare >= FRAGMENTED_SHARE * max(allocated, 1.0)
-        facts.add("memory-fragmented" if fragmented else "memory-not-fragmented")
-    tried, free = _TRIED.search(message), _FREE.search(message)
-    if tried and free and _mib(tried, "tried") <= _mib(free, "free"):
-        facts.add("allocation-fits-free")
-    total = _CAPACITY_NEW.search(message) or _CAPACITY_OLD.search(message)
-    if total and free and reserved is not None:
-        capacity = _mib(total, "total")
-        elsewhere = capacity - _mib(free, "free") - reserved
-        if capacity > 0 and elsewhere >= HELD_ELSEWHERE_SHARE * capacity:
-            facts.add("memory-held-elsewhere")
-    return facts
 
 
 def _concrete_matches(expected: Sequence[int | None], actual: Sequence[int | None]) -> int | None:
@@ -152,7 +99,7 @@ def incident_facts(
 ) -> frozenset[str]:
     """The :data:`~rca.corpus.step_metadata.FACTS` this incident shows; ``code`` is the text
     of its frames and logs (where a pretrained model is loaded, say)."""
-    facts = _memory_facts(message) | key_facts(message)
+    facts = memory_facts(read_oom_figures(message)) | key_facts(message)
     for diff in diffs[:2]:
         facts |= _shape_facts(diff)
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
