@@ -14,9 +14,15 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
   already shows set that way: in its message, log lines, launch command, config lines,
   failing code or inference context (:mod:`.shown_options`). Which options a step or a
   suggestion sets is read from its own words (:mod:`.step_options`) and from its ``sets``
-  metadata, so users' runbooks get the premise without metadata. The option a step names
+  metadata, so users' runbooks get the premise without metadata. A list counts as one value
+  (``providers=[...]``, ``CUDA_VISIBLE_DEVICES=0,1``), and a step that adds values to a
+  list ("add `CUDAExecutionProvider` to `providers`") repeats it when the shown list holds
+  them all. The option a step names
   first is its change; later ones are aliases, alternatives or additions, so only the first
   (or one its ``sets`` metadata names) repeating what the incident shows contradicts it;
+- the suggestion moves, casts or reshapes a tensor to what the incident shows it already is
+  (the input already on ``cuda``, already ``float32``, a batch axis where none is missing:
+  :mod:`.shown_tensors`, :mod:`.step_tensors`);
 - the suggestion moves a package towards a release the message or logs name as the cause
   ("removed in JAX v0.4.34", "requires protobuf<4", "PyTorch >= 2.1 is required"):
   :mod:`.cause_releases`.
@@ -28,7 +34,7 @@ fails is stored marked invalid, never shown as a trusted fix.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from ingest.linear_regex import compile as linear
@@ -37,7 +43,8 @@ from rca.suggestion.api_drift import drift_facts, read_drift
 from rca.suggestion.cause_releases import NamedCause, incident_causes, moves_towards
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import log_texts, setting_of
-from rca.suggestion.shown_options import read_shown_options
+from rca.suggestion.shown_options import list_items, read_shown_options
+from rca.suggestion.shown_tensors import ShownTensor, read_shown_tensors
 from rca.suggestion.step_options import (
     NOT_LITERAL,
     StepOption,
@@ -46,6 +53,7 @@ from rca.suggestion.step_options import (
     runs_script,
     scripts_run_by,
 )
+from rca.suggestion.step_tensors import repeated_tensor_targets
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
 
 if TYPE_CHECKING:
@@ -85,6 +93,8 @@ class Premises:
     #: Releases the message or logs name as the cause (:mod:`.cause_releases`): no suggestion
     #: moves a package towards one.
     causes: tuple[NamedCause, ...] = ()
+    #: Each tensor role's device, dtype and shape as shown (:mod:`.shown_tensors`).
+    tensors: Mapping[str, ShownTensor] = field(default_factory=dict)
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
@@ -134,7 +144,10 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         if option_key(name) not in shown.options:
             options[name] = value
     causes = incident_causes(message, log_texts(ctx.logs))
-    return Premises(facts, setting.frameworks, options, shown.scripts, causes)
+    tensors = read_shown_tensors(
+        message, log_texts(ctx.logs), ctx.shape_diff, ctx.inference_context
+    )
+    return Premises(facts, setting.frameworks, options, shown.scripts, causes, tensors)
 
 
 def _same_value(shown: str, given: str) -> bool:
@@ -142,6 +155,9 @@ def _same_value(shown: str, given: str) -> bool:
     a, b = shown.strip().strip("`'\"").lower(), given.strip().strip("`'\"").lower()
     if a == b or (a in _ON and b in _ON) or (a in _OFF and b in _OFF):
         return True
+    shown_items, given_items = list_items(a), list_items(b)
+    if len(shown_items) > 1 or len(given_items) > 1 or a[:1] == "[" or b[:1] == "[":
+        return shown_items == given_items  # the same list, in the same order
     try:
         return float(a) == float(b)
     except ValueError:
@@ -153,7 +169,9 @@ def _repeats(option: StepOption, premises: Premises) -> str | None:
     shown = premises.shown(option.key)
     if shown is None or option.how not in ("set", "change") or option.value == NOT_LITERAL:
         return None
-    if option.value is None:  # "set X" with no value: any value shown is set already
+    if option.adds:  # "add V to O": done when O's shown list holds every V
+        repeated = set(option.adds) <= set(list_items(shown[1]))
+    elif option.value is None:  # "set X" with no value: any value shown is set already
         repeated = option.how != "change"
     else:
         repeated = _same_value(shown[1], option.value)
@@ -187,6 +205,8 @@ def option_contradictions(
     for script, flags in scripts_run_by(action):
         if script in premises.scripts and all(premises.shown(flag) for flag in flags):
             reasons.append(f"the incident shows {script} is the script that fails")
+    tensors = repeated_tensor_targets(action, premises.tensors)
+    reasons += [f"the incident shows {why}" for why in tensors]
     return reasons
 
 

@@ -13,10 +13,16 @@ A step that sets an option the incident already has set that way cannot be the f
   (a printed dict or JSON, such as logged session options), ``--flag [value]`` in a log
   sentence ("started with --preload");
 - literal keyword arguments in the failing code (``DDP(model, find_unused_parameters=True)``);
-- the inference context's own scalar fields (``{"gpu_memory_utilization": 0.9}``).
+- the inference context's own scalar fields (``{"gpu_memory_utilization": 0.9}``);
+- lists, with the value as shown: ``providers=["CUDAExecutionProvider", ...]`` in code or a
+  log line, ``"target_modules": ["q_proj", "v_proj"]``, ``target_modules: [q_proj, v_proj]``,
+  ``--lora_target q_proj,v_proj``, ``CUDA_VISIBLE_DEVICES=0,1``. :func:`list_items` reads
+  their items, so a step that *adds* a value to an option is already done when the shown
+  list holds it (:mod:`rca.suggestion.premises`).
 
 A sentence that advises ("try setting PYTORCH_CUDA_ALLOC_CONF=...", "you can pass
---enforce-eager") shows nothing set: a pair is read only before the first advice word of its
+--enforce-eager") or gives an example ("For example, InferenceSession(..., providers=[...])")
+shows nothing set: a pair is read only before the first advice word of its
 sentence. Names are compared as :func:`rca.suggestion.step_options.option_key` makes them.
 
 Linear time: RE2 patterns with no nested quantifier (:mod:`ingest.linear_regex`), token-wise
@@ -34,7 +40,7 @@ from ingest.parsing.frames import Frame
 from rca.suggestion.incident_setting import options_already_set
 from rca.suggestion.step_options import option_key
 
-__all__ = ["ShownOptions", "read_shown_options"]
+__all__ = ["ShownOptions", "list_items", "read_shown_options", "reported"]
 
 _MAX_TEXT = 20_000
 _MAX_LINES = 400
@@ -48,7 +54,7 @@ _SENTENCE_END = linear(r"[.!?;](?:\s|$)")
 _ADVICE = linear(
     r"\b(?:try|trying|consider|should|must|need|needs|recommend|recommended|please|can|could"
     r"|may|might|set|setting|use|pass|passing|enable|enabling|add|adding|specify|instead"
-    r"|hint|tip|suggest|suggested|ensure|avoid|if|unless|whether|either)\b",
+    r"|hint|tip|suggest|suggested|ensure|avoid|if|unless|whether|either|example|e\.g)\b",
     ignore_case=True,
 )
 _FLAG = linear(
@@ -63,7 +69,20 @@ _QUOTED = linear(
     r"[\"'](?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']\s?:\s?"
     r"(?P<value>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s,}\]'\"]+)"
 )
-_YAML = linear(r"^\s*(?:-\s)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*):\s+(?P<value>[^\s#]+)\s*$")
+_YAML = linear(
+    r"^\s*(?:-\s)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*):\s+(?P<value>\[[^\[\]#\n]{0,400}\]|[^\s#]+)\s*$"
+)
+#: A list (or tuple) given to a name, kept as shown: ``providers=["CUDAExecutionProvider",
+#: "CPUExecutionProvider"]``, ``device_ids=(0, 1)``, ``"target_modules": ["q_proj"]``. Flat only:
+#: a nested list is not a list of option values.
+_LIST_PAIR = linear(
+    r"(?:^|[\s(\[{,;'\"`])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s?[=:]\s?"
+    r"(?P<value>\[[^\[\](){}\n]{0,400}\]|\([^\[\](){}\n]{0,400}\))"
+)
+_LIST_QUOTED = linear(
+    r"[\"'](?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']\s?:\s?(?P<value>\[[^\[\](){}\n]{0,400}\])"
+)
+_MAX_ITEMS = 64
 _LITERAL = linear(r"^(?:-?\d[\d.e+-]*|True|False|None|true|false|\"[^\"]*\"|'[^']*')$")
 _ENV = linear(r"^(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>\S*)$")
 _PROGRAM = linear(r"^[a-z.~/][\w.~/-]*$")
@@ -91,6 +110,18 @@ class _Found:
         key = option_key(name)
         if key and len(key) > 1 and len(self.options) < _MAX_OPTIONS:
             self.options.setdefault(key, (name, (value or "").strip().strip("`'\"")))
+
+
+def list_items(value: str) -> tuple[str, ...]:
+    """The items of an option value as shown, in order and compared as
+    :func:`~rca.suggestion.step_options.option_key` compares names (quotes, brackets and
+    case dropped): ``['CUDAExecutionProvider', 'CPUExecutionProvider']``, ``q_proj,v_proj``
+    and ``0,1`` are lists; a scalar is a list of one."""
+    body = value[:_MAX_LINE].strip().strip("`")
+    if body[:1] in "[(" and body[-1:] in "])":
+        body = body[1:-1]
+    items = (item.strip().strip("'\"` ").lower() for item in body.split(",", _MAX_ITEMS))
+    return tuple(item for item in items if item)[:_MAX_ITEMS]
 
 
 def _lines(text: str) -> list[str]:
@@ -136,6 +167,16 @@ def _sentences(line: str) -> Iterable[str]:
     yield line[start:]
 
 
+def reported(line: str) -> str:
+    """What a line reports: each sentence up to its first advice or example word ("try",
+    "should", "for example", ...), so that advice never reads as a setting shown."""
+    parts = []
+    for sentence in _sentences(line[:_MAX_LINE]):
+        advice = _ADVICE.search(sentence)
+        parts.append(sentence[: advice.start()] if advice else sentence)
+    return " ".join(parts)
+
+
 def _prose(line: str, found: _Found) -> None:
     """Pairs and flags a log or message line reports (before any advice word)."""
     yaml = _YAML.match(line)
@@ -143,14 +184,14 @@ def _prose(line: str, found: _Found) -> None:
         found.add(yaml.group("name"), yaml.group("value"))
         return
     for sentence in _sentences(line):
-        advice = _ADVICE.search(sentence)
-        reported = sentence[: advice.start()] if advice else sentence
-        for match in _QUOTED.finditer(reported):
-            found.add(match.group("name"), match.group("value"))
-        for match in _PAIR.finditer(reported):
+        said = reported(sentence)
+        for pattern in (_LIST_QUOTED, _LIST_PAIR, _QUOTED):
+            for match in pattern.finditer(said):
+                found.add(match.group("name"), match.group("value"))
+        for match in _PAIR.finditer(said):
             if "(" not in match.group("value"):  # ``out = model(x``: code, no option
                 found.add(match.group("name"), match.group("value"))
-        for match in _FLAG.finditer(reported):
+        for match in _FLAG.finditer(said):
             found.add("--" + match.group("name"), match.group("value") or match.group("spaced"))
 
 
@@ -163,6 +204,8 @@ def _text(text: str, found: _Found) -> None:
 def _code(frame: Frame, found: _Found) -> None:
     """Literal keyword arguments and assignments in a frame's line, and its script."""
     line = str(frame.get("context_line") or "")[:_MAX_TEXT].partition("#")[0]
+    for match in _LIST_PAIR.finditer(line):
+        found.add(match.group("name"), match.group("value"))
     for match in _PAIR.finditer(line):
         if _LITERAL.match(match.group("value")):
             found.add(match.group("name"), match.group("value"))

@@ -21,6 +21,13 @@ value is a repeat; ``check``/``verify`` only look at it; a name after "e.g.", "o
 "matching", "if", "so", or followed by a verb ("with `X=1` use `cuda:0`") is a reference
 or a condition, not what the step sets.
 
+A step that adds values to a list option ("add `CUDAExecutionProvider` to `providers`",
+"include q_proj and v_proj in `target_modules`", "append `--enable-prefix-caching`... to
+`args`") names one option, the list, with the values it adds (:attr:`StepOption.adds`): the
+step is already done when the incident shows that list holding them all. The values are code
+spans, quoted words or identifiers shaped like values (``q_proj``, ``CUDAExecutionProvider``,
+``0``), never plain words ("add a batch dimension to the input" adds nothing to an option).
+
 Linear time: every pattern is RE2 (:mod:`ingest.linear_regex`) over at most
 :data:`MAX_ACTION` characters.
 """
@@ -31,6 +38,7 @@ import bisect
 from dataclasses import dataclass, replace
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.step_additions import additions
 
 __all__ = [
     "MAX_ACTION",
@@ -61,6 +69,13 @@ _PAIR = linear(
 _CODE_PAIR = linear(
     r"(?:^|[\s(\[{,;])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s?=\s?(?P<value>[^\s=][^,;)\]}]*)"
 )
+#: A flat list given to a keyword (``providers=["CUDAExecutionProvider", "CPUExecutionProvider"]``):
+#: the whole list is the value, whatever the name looks like.
+_CODE_LIST = linear(
+    r"(?:^|[\s(\[{,;])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s?=\s?(?P<value>\[[^\[\]\n]{0,400}\])"
+)
+#: An environment variable's value runs to the next space (``CUDA_VISIBLE_DEVICES=0,1``).
+_ENV_VALUE = linear(r"^[^\s]*")
 #: ``"key": value`` in a dict or JSON (``{"gpu_mem_limit": 4 * 1024**3}``).
 _QUOTED = linear(r"[\"'](?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']\s?:\s?(?P<value>[^,;)\]}]+)")
 _YAML = linear(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*):\s+(?P<value>[^\s#]+)\s*$")
@@ -133,6 +148,8 @@ class StepOption:
     how: str
     #: Named in the command that runs a script (``python convert.py --out x``): its argument.
     in_command: bool = False
+    #: The values the step adds to this list option ("add `X` to `providers`"), in order.
+    adds: tuple[str, ...] = ()
 
 
 def option_key(name: str) -> str:
@@ -200,12 +217,18 @@ def _span_options(code: str) -> list[tuple[str, str | None]]:
     found: list[tuple[int, str, str | None]] = []
     for match in _FLAG.finditer(code):
         found.append((match.start(1), match.group("name"), _value(match.group("value")) or ""))
+    lists = {m.start(1): m for m in _CODE_LIST.finditer(code)}
+    found += [(at, m.group("name"), "".join(m.group("value").split())) for at, m in lists.items()]
     for pattern in (_CODE_PAIR, _QUOTED):
         for match in pattern.finditer(code):
             name, value = match.group("name"), _given(match.group("value"))
             literal = bool(_LITERAL.match(match.group("value").strip()))
             if code[: match.start(1)].endswith("-") or not (_option_like(name) or literal):
                 continue
+            if match.start(1) in lists:
+                continue
+            if name.isupper() and (env := _ENV_VALUE.match(code[match.start(2) :])):
+                value = _value(env.group(0)) or value
             found.append((match.start(1), name, value))
     if not found and (yaml := _YAML.match(code)):
         found.append((0, yaml.group("name"), _value(yaml.group("value"))))
@@ -250,15 +273,34 @@ def _depths(text: str) -> list[int]:
     return depths
 
 
+def _additions(text: str) -> list[tuple[int, int, StepOption]]:
+    """Each "add <values> to <option>" clause (:mod:`.step_additions`): where its values
+    start and the clause ends, and the option it adds them to."""
+    return [
+        (start, end, StepOption(option_key(name), name, None, "set", adds=items))
+        for start, end, name, items in additions(text)
+    ]
+
+
 def options_set_by(action: str) -> list[StepOption]:
     """Every option the action names, in the order it names them, with what it does to it."""
     text = action[:MAX_ACTION]
     verbs = _Verbs(text)
     depth = _depths(text)
     found: list[StepOption] = []
+    additions = _additions(text)
+    pending = list(additions)  # each goes in where its clause starts
+
+    def added(at: int) -> bool:
+        return any(start <= at < end for start, end, _ in additions)
+
     shared_from: int | None = None  # "`a` / `b` to V": bare options that share one value
     for span in _SPAN.finditer(text):
         code, at = span.group("code"), span.start()
+        while pending and pending[0][0] <= at:
+            found.append(pending.pop(0)[2])
+        if added(at):
+            continue
         how = verbs.how(at, span.end())
         named = _span_options(code)
         bare = not named and _IDENT.match(code.strip()) and _option_like(code.strip())
@@ -275,6 +317,7 @@ def options_set_by(action: str) -> list[StepOption]:
         script = bool(_SCRIPT.search(code))
         for name, value in named:
             found.append(StepOption(option_key(name), name, value, how, script))
+    found += [option for _, _, option in pending]
     # Unquoted ``key=value``, ``--flag`` and ``snake_case`` names in the prose (an LLM may
     # leave out the backticks).
     prose = _SPAN.sub(lambda m: " " * len(m.group(0)), text)
@@ -282,6 +325,7 @@ def options_set_by(action: str) -> list[StepOption]:
         name, end = match.group("name"), match.end()
         if (
             _option_like(name)
+            and not added(match.start(1))
             and not depth[match.start(1)]
             and prose[end : end + 1]
             not in (
@@ -295,7 +339,7 @@ def options_set_by(action: str) -> list[StepOption]:
     for pattern in (_FLAG, _PAIR):
         for match in pattern.finditer(prose):
             name = match.group("name")
-            if pattern is _PAIR and not _option_like(name):
+            if (pattern is _PAIR and not _option_like(name)) or added(match.start(1)):
                 continue
             value = _value(match.group("value")) or ("" if pattern is _FLAG else None)
             how = verbs.how(match.start(1), match.end())
