@@ -44,6 +44,7 @@ __all__ = [
     "VALUE_NAMES",
     "advice_values",
     "error_log_texts",
+    "first_remedy",
     "read_advice",
 ]
 
@@ -370,15 +371,19 @@ def _quote(text: str) -> str:
     return text.replace('"', "'").replace("{", "(").replace("}", ")")
 
 
+def first_remedy(message: str, log_lines: Iterable[str] = ()) -> Advice | None:
+    """The first concrete advice the text states: the one ``{message-advice}`` names."""
+    return next((a for a in read_advice(message, log_lines) if a.concrete), None)
+
+
 def advice_values(message: str, log_lines: Iterable[str] = ()) -> dict[str, str]:
-    """``message-advice`` (the first concrete advice as an instruction, its verb in lower
-    case: the step's own words come first) and
-    ``message-advice-quote`` (the sentence it came from), or nothing when the text states
-    no concrete remedy."""
-    for advice in read_advice(message, log_lines):
-        if advice.concrete:
-            return {
-                "message-advice": _quote(advice.text[:1].lower() + advice.text[1:]),
-                "message-advice-quote": _quote(advice.sentence),
-            }
-    return {}
+    """``message-advice`` (:func:`first_remedy` as an instruction, its verb in lower case:
+    the step's own words come first) and ``message-advice-quote`` (the sentence it came
+    from), or nothing when the text states no concrete remedy."""
+    advice = first_remedy(message, log_lines)
+    if advice is None:
+        return {}
+    return {
+        "message-advice": _quote(advice.text[:1].lower() + advice.text[1:]),
+        "message-advice-quote": _quote(advice.sentence),
+    }

@@ -21,9 +21,15 @@ from rca.suggestion.validation import MAX_REASON_CHARS, validate
 
 
 def _alternative(ranked: list[Candidate]) -> Candidate | None:
-    """The next best step that is a different fix, not a rewording of the chosen one."""
+    """The next best step that is a different fix, not a rewording of the chosen one.
+
+    Never the message's own advice: a runbook step that ranks above it is mostly that
+    advice in the runbook's words (on dev, all 3 runner-up advice steps restated the chosen
+    action), which the reason's quote of the message does not need twice."""
     chosen = ranked[0]
     for candidate in ranked[1:]:
+        if candidate.advice:
+            continue
         words = candidate.action_tokens
         if not words:
             continue
@@ -68,6 +74,8 @@ class OfflineProvider:
         calibration = self.calibration or load_calibration()
         figures = strength(ctx, ranked)
         confidence = calibration.probability(figures)
+        if ranked and ranked[0].advice:  # see OfflineWeights.advice_confidence_cap
+            confidence = min(confidence, WEIGHTS.advice_confidence_cap)
         draft = Draft(
             action=action,
             reason=reason,

@@ -104,6 +104,29 @@ class OfflineWeights:
     """The runner-up step is named as an alternative only when at most this share of its
     words are in the chosen action: an alternative must be a different fix, not a rewording."""
 
+    message_advice: float = 1.5
+    """The whole score of a step that applies the remedy the error message names itself
+    (``{message-advice}``), from any retrieved runbook: flat, no runbook, place or overlap
+    terms (its words are the message's own, so overlap would always be high). Below the 2.0
+    that the top runbook's first step starts from (:attr:`runbook`), so a fitting runbook
+    step wins and the message's advice wins only when every runbook step is weak (a lesser
+    runbook's, penalised for setting or place, or none validates). 0 turns it off. Grid on
+    the 190 dev cases (bundled corpus, ``rca eval --realworld-dev --suggest``), 0 / 1 / 1.5
+    / 1.75 / 2 / 2.5 / 3: 109 action hits for every value up to 2.5, 107 at 3. The advice
+    wins no dev case as retrieved (the generic runbook is in the top 5 of only 3 of the 20
+    dev cases whose message names a concrete remedy); with it always in the evidence it
+    wins 0 cases up to 1.75, 1 (c001, abstained either way) at 2-2.5, and 4 at 3 (2 fix
+    terms lost). 1.5 is inside the flat range and below where it starts to override the
+    top runbook's first step (2.0)."""
+
+    advice_confidence_cap: float = 0.45
+    """Highest confidence of a suggestion whose action is the message's own advice: the
+    advice names the confirmed fix term in 9 of the 20 dev cases whose message states a
+    concrete one (45 %); the calibrated map (fitted on runbook steps) does not know that. It
+    is below the abstention threshold, so such an answer is shown as a labelled
+    low-confidence guess, never as a confident fix. Fixed, not fitted:
+    ``confidence_params.json`` is refitted separately."""
+
     confidence_floor: float = 0.05
     """Lowest confidence of an offline suggestion (retrieval scores may be ~0)."""
 

@@ -10,6 +10,13 @@ frameworks it is written for, the facts it fits) against what :mod:`.incident_vi
 from the incident. The weights are :mod:`.offline_weights`. Only steps whose premises the
 incident does not contradict (:mod:`rca.suggestion.premises`) and whose composed suggestion
 passes validation compete: a contradicted step is never the action, whatever its score.
+
+A step that applies the remedy the error message names itself (``{message-advice}``,
+:mod:`rca.suggestion.message_advice`) competes from any retrieved runbook, scored by one
+flat weight only (:attr:`OfflineWeights.message_advice`), lower than a fitting runbook
+step scores: it wins when no runbook step fits well. It does not compete when the incident
+rules the advice out (shown done, or a condition of it contradicted:
+:mod:`rca.suggestion.advice_conditions`).
 """
 
 from __future__ import annotations
@@ -20,9 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rca.corpus.step_metadata import StepMetadata
+from rca.suggestion.advice_conditions import advice_ruled_out
 from rca.suggestion.context import AnalysisContext, Evidence
 from rca.suggestion.incident_facts import terms
 from rca.suggestion.incident_setting import ALIASES, PACKAGES
+from rca.suggestion.message_advice import error_log_texts, first_remedy
 from rca.suggestion.premises import Premises, contradictions, read_premises
 from rca.suggestion.providers.draft import Draft
 from rca.suggestion.providers.incident_view import IncidentView, read_incident
@@ -39,6 +48,8 @@ __all__ = ["Candidate", "CandidateAudit", "audit_candidates", "rank_steps"]
 #: none. Which framework the incident is counts once, in the setting score and the ``api``
 #: premise.
 _FRAMEWORK_NAMES = frozenset(PACKAGES) | frozenset(ALIASES)
+#: How a step names the message's own remedy (:mod:`rca.suggestion.step_values`).
+ADVICE_PLACEHOLDER = "{message-advice}"
 
 
 @dataclass
@@ -56,8 +67,12 @@ class Candidate:
     step_action_tokens: set[str] = field(default_factory=set)
     step_reason_tokens: set[str] = field(default_factory=set)
     #: The score's terms by mechanism (``runbook``, ``position``, ``overlap``, ``setting``,
-    #: ``fact``; they sum to ``score``): what ``bench/step_choice.py`` re-weighs.
+    #: ``fact``; or ``advice`` alone; they sum to ``score``): what ``bench/step_choice.py``
+    #: re-weighs.
     parts: dict[str, float] = field(default_factory=dict)
+    #: The step applies the remedy the message names (``{message-advice}``): its confidence
+    #: is capped (:attr:`OfflineWeights.advice_confidence_cap`).
+    advice: bool = False
 
 
 def _relative(item: Evidence, top: Evidence) -> float:
@@ -67,13 +82,30 @@ def _relative(item: Evidence, top: Evidence) -> float:
     return float(item.score) / best if best > 0 else 0.0
 
 
+def _advice_only(item: Evidence) -> bool:
+    """Whether every step of a runbook applies the message's own advice: such a runbook
+    lends its step as the advice candidate, never as the top runbook that would keep a
+    specific runbook ranked below it from lending its steps."""
+    return bool(item.remediation) and all(ADVICE_PLACEHOLDER in s for s in item.remediation)
+
+
 def _candidate_runbooks(ctx: AnalysisContext) -> list[Evidence]:
-    """The top runbook and the ones of its failure class ranked nearly as high."""
+    """The top runbook and the ones of its failure class ranked nearly as high. A runbook
+    that only applies the message's advice is not one of them; when retrieval ranks it
+    first, the best other runbook lends steps only if it is a clear runner-up (the same
+    :attr:`~OfflineWeights.min_relative_score` as a sibling runbook needs)."""
     runbooks = [item for item in ctx.evidence if item.kind == "runbook"]
     if not runbooks:
         return []
-    ordered = sorted(runbooks, key=lambda item: -float(item.score))  # stable: ties keep order
+    best = sorted(runbooks, key=lambda item: -float(item.score))[0]
+    ordered = sorted(  # stable: ties keep order
+        (item for item in runbooks if not _advice_only(item)), key=lambda item: -float(item.score)
+    )
+    if not ordered:
+        return []
     top = ordered[0]
+    if _relative(top, best) < WEIGHTS.min_relative_score:
+        return []
     chosen = [top]
     for item in ordered[1 : WEIGHTS.candidate_runbooks]:
         if (
@@ -116,6 +148,8 @@ def _candidates(
     values = incident_values(ctx)
     for item in runbooks:
         for position, written in enumerate(item.remediation):
+            if ADVICE_PLACEHOLDER in written:
+                continue  # scored as the message's advice (_advice_candidate)
             if contradictions(item.step_metadata(position), premises):
                 continue
             step = fill_values(written, values)
@@ -130,6 +164,34 @@ def _candidates(
             )
             candidates.append(candidate)
     return candidates
+
+
+def _advice_candidate(ctx: AnalysisContext, premises: Premises) -> Candidate | None:
+    """The first step of a retrieved runbook that applies the message's own remedy, filled
+    and validated, unless the incident rules the advice out; None when there is none."""
+    advice = first_remedy(ctx.message or "", error_log_texts(ctx.logs))
+    if advice is None or advice_ruled_out(advice, premises, ctx.inference_context):
+        return None
+    values = incident_values(ctx)
+    for item in ctx.evidence:
+        if item.kind != "runbook":
+            continue
+        for position, written in enumerate(item.remediation):
+            meta = item.step_metadata(position)
+            if ADVICE_PLACEHOLDER not in written or contradictions(meta, premises):
+                continue
+            step = fill_values(written, values)
+            wording = _valid_wording(item, step, ctx, premises)
+            if wording is None:
+                continue
+            action, reason = split_step(step)
+            shown = set(terms(action)), set(terms(reason))
+            candidate = Candidate(item, position, *wording, *shown, meta, advice=True)
+            candidate.step_action_tokens, candidate.step_reason_tokens = shown
+            candidate.parts = {"advice": WEIGHTS.message_advice}
+            candidate.score = WEIGHTS.message_advice
+            return candidate
+    return None
 
 
 def _step_tokens(written: str, values: dict[str, str]) -> tuple[set[str], set[str]]:
@@ -207,9 +269,11 @@ def _fact_score(candidate: Candidate, incident: IncidentView) -> float:
 def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
     """Every step of the candidate runbooks that validates, best fit for this incident first."""
     runbooks = _candidate_runbooks(ctx)
-    candidates = _candidates(runbooks, ctx, read_premises(ctx))
+    premises = read_premises(ctx)
+    candidates = _candidates(runbooks, ctx, premises)
+    advice = _advice_candidate(ctx, premises) if WEIGHTS.message_advice > 0 else None
     if not candidates:
-        return []
+        return [advice] if advice else []
     incident = read_incident(ctx)
     rarity = _rarity(ctx)
     named = _declared_frameworks(ctx) & incident.whole
@@ -217,7 +281,9 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
     def shared(tokens: set[str]) -> float:
         return sum(incident.words.get(token, 0.0) * rarity(token) for token in tokens)
 
-    top = runbooks[0]
+    # Relative to the best-retrieved runbook, an advice-only one included: a runbook ranked
+    # below the message's advice is that much less likely to be about this failure.
+    top = ctx.top_runbook or runbooks[0]
     for candidate in candidates:
         own = candidate.step_action_tokens
         overlap = shared(own) + WEIGHTS.reason_share * shared(candidate.step_reason_tokens - own)
@@ -229,8 +295,9 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
             "fact": _fact_score(candidate, incident),
         }
         candidate.score = sum(candidate.parts.values())
-    # A stable sort keeps the first of equal scores: the better runbook, the earlier step.
-    return sorted(candidates, key=lambda c: -c.score)
+    # A stable sort keeps the first of equal scores: the better runbook, the earlier step,
+    # and a runbook step before the message's advice.
+    return sorted([*candidates, *([advice] if advice else [])], key=lambda c: -c.score)
 
 
 @dataclass
