@@ -16,7 +16,11 @@ machine moves the figures but not much their ratios. Four paths, the same failur
 * `batch`: BENCH_BATCH incidents per `POST /api/v1/incidents/batch` (a buffering client),
   against `raw`: the same payloads inserted with psycopg, one committed INSERT each, into a
   scratch table: the floor cost of durably storing one, with no validation, parsing,
-  grouping or enqueueing (target >= 1.0x).
+  grouping or enqueueing (target >= 1.0x);
+* `durable`: that INSERT from BENCH_CLIENTS connections at once, one committed row each:
+  the most the single and envelope paths could reach if a request were only its durable
+  write (PostgreSQL shares WAL flushes between concurrent commits). Far above them, the
+  paths are bound by CPU; near them, by the disk's flushes.
 
 The real accept-then-process path, as `make run` runs it: each server runs with one
 `manage.py process_inbox` beside it, sharing the 2 cores, which stores what the requests
@@ -234,7 +238,13 @@ def drain(phase: Phase) -> None:
     phase.p95_ms = 1000 * latencies[int(0.95 * (len(latencies) - 1))]
 
 
-def bench_raw(items: list[dict]) -> float:
+def bench_raw(items: list[dict], threads: int = 1) -> float:
+    """Committed one-row INSERTs/s into a scratch table, from `threads` connections at once.
+
+    One thread is the batch path's `raw` floor. CLIENTS threads (`durable`) are what the
+    single and envelope paths could reach at most if a request were nothing but its durable
+    write: concurrent commits share WAL flushes in PostgreSQL, so it says how far this
+    disk, at this moment, bounds the paths apart from CPU."""
     import psycopg
     from django.db import connection
 
@@ -244,13 +254,24 @@ def bench_raw(items: list[dict]) -> float:
         conninfo += f" port={db['PORT']}"
     if db.get("PASSWORD"):
         conninfo += f" password={db['PASSWORD']}"
+    local, opened = threading.local(), []
+
+    def insert(item: dict) -> None:
+        if not hasattr(local, "conn"):
+            local.conn = psycopg.connect(conninfo, autocommit=True)
+            opened.append(local.conn)
+        local.conn.execute("INSERT INTO bench_raw (body) VALUES (%s)", (json.dumps(item),))
+
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY, body jsonb)")
         conn.execute("TRUNCATE bench_raw")
-        start = time.perf_counter()
-        for item in items[WARM:]:
-            conn.execute("INSERT INTO bench_raw (body) VALUES (%s)", (json.dumps(item),))
-        elapsed = time.perf_counter() - start
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(insert, items[:WARM]))  # connections
+            start = time.perf_counter()
+            list(pool.map(insert, items[WARM:]))
+            elapsed = time.perf_counter() - start
+        for each in opened:
+            each.close()
         conn.execute("DROP TABLE bench_raw")
     return (len(items) - WARM) / elapsed
 
@@ -281,6 +302,8 @@ def main() -> None:
     )
     raw = bench_raw(batched)
     print(f"raw psycopg INSERT loop (1 connection, autocommit): {raw:8.1f} inserts/s")
+    durable = bench_raw(single, CLIENTS)
+    print(f"the same from {CLIENTS} connections at once: {durable:8.1f} inserts/s")
     bodies = [json.dumps(item).encode() for item in single]
     phases = {"healthz": bench_http([None] * len(bodies), project, key, "healthz")}
     phases["single"] = bench_http(bodies, project, key, "single")
@@ -344,6 +367,7 @@ def main() -> None:
                 "envelope_per_s": round(rates["envelope"], 1),
                 "batch_per_s": round(rates["batch"], 1),
                 "raw_per_s": round(raw, 1),
+                "durable_per_s": round(durable, 1),  # CLIENTS connections committing rows
                 "single_vs_healthz": round(rates["single"] / rates["healthz"], 2),
                 "envelope_vs_healthz": round(rates["envelope"] / rates["healthz"], 2),
                 # against GET /healthz on the same server moments before (less load drift)
