@@ -47,6 +47,7 @@ _RESHAPE = linear(r"(?P<var>[A-Za-z_][\w.]{0,40})\.(?:view|reshape)\((?P<dims>[\
 _UNSQUEEZE = linear(
     r"(?P<var>[A-Za-z_][\w.]{0,40})\.unsqueeze_?\(\s*(?:dim\s*=\s*)?(?P<axis>\d)\s*\)"
 )
+_PERMUTE = linear(r"(?P<var>[A-Za-z_][\w.]{0,40})\.permute\(\s*(?P<dims>\d(?:\s*,\s*\d){1,7})\s*\)")
 _BATCH_AXIS = linear(
     r"\badd\s+(?:a\s+|the\s+)?(?:leading\s+)?batch\s+(?:dimension|dim|axis)\b", ignore_case=True
 )
@@ -59,7 +60,8 @@ _METHOD_TARGET = {"cuda": ("device", "cuda"), "cpu": ("device", "cpu")}
 @dataclass(frozen=True)
 class TensorTarget:
     """A tensor (by role) and what the step makes of it: ``kind`` is ``device``, ``dtype``,
-    ``shape`` or ``axis`` (one more leading axis); ``value`` a literal (``cuda``,
+    ``shape``, ``axis`` (one more axis, at ``value``) or ``layout`` (``channels_first``:
+    a permute that moves the last axis forward); ``value`` a literal (``cuda``,
     ``float16``, ``1,3,224,224``) or ``@<role>`` for another tensor's (``@model``)."""
 
     role: str
@@ -108,6 +110,11 @@ def tensor_targets(action: str) -> list[TensorTarget]:
     for match in _RESHAPE.finditer(text):
         dims = ",".join(d.strip() for d in match.group("dims").split(",") if d.strip())
         add(match.group("var"), ("shape", dims))
+    for match in _PERMUTE.finditer(text):
+        order = [int(d) for d in match.group("dims").split(",")]
+        # The last axis moved to the front (unbatched) or after the batch axis: channels first.
+        if len(order) - 1 in order and order.index(len(order) - 1) in (0, 1):
+            add(match.group("var"), ("layout", "channels_first"))
     for match in _UNSQUEEZE.finditer(text):
         add(match.group("var"), ("axis", match.group("axis")))
     if _BATCH_AXIS.search(text):
@@ -143,7 +150,22 @@ def _repeats(target: TensorTarget, shown: Mapping[str, ShownTensor]) -> str | No
     expected = tensor.expected
     if target.kind == "axis" and shape is not None and expected is not None:
         return _axis_gives(target, shape, expected)
+    if target.kind == "layout" and shape is not None and expected is not None:
+        return _channels_first(target, shape, expected)
     return None
+
+
+def _channels_first(
+    target: TensorTarget, shape: tuple[int | None, ...], expected: tuple[int | None, ...]
+) -> str | None:
+    """Why moving the channels first is no fix: the tensor already has the channel count the
+    operation expects (``expected[1]``) on its channel axis (1, or 0 for one unbatched
+    sample)."""
+    channels = expected[1] if len(expected) > 1 else None
+    axis = {len(expected): 1, len(expected) - 1: 0}.get(len(shape))
+    if channels is None or axis is None or shape[axis] != channels:
+        return None
+    return f"the {target.role} {list(shape)} already has its {channels} channels first"
 
 
 def _axis_gives(

@@ -223,6 +223,28 @@ def test_a_new_axis_must_give_the_shape_the_weight_needs() -> None:
     assert repeated_tensor_targets(channel, single)
 
 
+def test_moving_channels_first_is_no_fix_when_they_already_are() -> None:
+    permute = "Permute images from HWC to CHW (`x.permute(0, 3, 1, 2)` for batches)."
+    chw = read_shown_tensors(
+        "RuntimeError: Expected 4-dimensional input for 4-dimensional weight 3 3 1 1, but got"
+        " 3-dimensional input of size [3, 256, 256] instead"
+    )
+    assert repeated_tensor_targets(permute, chw)
+    hwc = read_shown_tensors(
+        "RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected"
+        " input[1, 224, 224, 3] to have 3 channels, but got 224 channels instead",
+        shape_diff=[
+            {
+                "tensor": "input",
+                "op": "conv",
+                "expected": [1, 3, 224, 3],
+                "actual": [1, 224, 224, 3],
+            }
+        ],
+    )
+    assert not repeated_tensor_targets(permute, hwc)
+
+
 def test_steps_name_their_tensor_targets_from_their_own_words() -> None:
     assert {
         (t.role, t.kind, t.value) for t in tensor_targets("Cast inputs to the model's dtype.")
