@@ -6,18 +6,24 @@ sorted case file spread over the folds). For each fold, every setting of
 corpus of the run at once, since one setting must serve them all — and the best one ranks
 the held-out fold. The pooled held-out rankings give figures that no tuning has seen;
 the settings each fold chose say how stable the choice is.
+
+Only settings that pass the noise guard (:mod:`rca.evaluation.noise_guard`) compete: with
+the dense ranker replaced by seeded noise, fusion must rank a plain-Markdown corpus at least
+as well as its lexical part. The guard uses no dev case, so it is the same for every fold;
+a setting it excludes (the report lists them) cannot be chosen however well it scores.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 
 from rca.evaluation.metrics import CaseResult, Metrics, summarise
+from rca.evaluation.noise_guard import admissible
 from rca.evaluation.run import DEFAULT_RUN, Prepared, results
 from rca.retrieval.weights import TUNING_GRID, FusionWeights, grid
 
-__all__ = ["CrossValidation", "cross_validate", "fold_of"]
+__all__ = ["CrossValidation", "cross_validate", "fold_of", "guarded_grid"]
 
 
 @dataclass
@@ -26,6 +32,7 @@ class CrossValidation:
     run: str
     metrics: dict[str, Metrics]  # per corpus, pooled over the held-out folds
     chosen: list[dict[str, float]]  # per fold, the tuned fields' values
+    excluded: list[dict[str, float]] = field(default_factory=list)  # by the noise guard
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -33,6 +40,7 @@ class CrossValidation:
             "run": self.run,
             "corpora": {name: m.as_dict() for name, m in self.metrics.items()},
             "chosen": self.chosen,
+            "excluded_by_noise_guard": self.excluded,
         }
 
 
@@ -56,15 +64,30 @@ def _tuned(weights: FusionWeights) -> dict[str, float]:
     return {f.name: getattr(weights, f.name) for f in fields(weights) if f.name in TUNING_GRID}
 
 
+def guarded_grid() -> tuple[list[FusionWeights], list[FusionWeights]]:
+    """(admissible, excluded) settings of :func:`rca.retrieval.weights.grid`, grid order."""
+    settings = grid()
+    return [w for w in settings if admissible(w)], [w for w in settings if not admissible(w)]
+
+
 def cross_validate(
-    prepared: Mapping[str, Prepared], folds: int = 5, run: str = DEFAULT_RUN, k: int = 5
+    prepared: Mapping[str, Prepared],
+    folds: int = 5,
+    run: str = DEFAULT_RUN,
+    k: int = 5,
+    settings: Sequence[FusionWeights] | None = None,
 ) -> CrossValidation:
-    """Held-out figures of ``run`` per corpus, its weights tuned on the other folds."""
+    """Held-out figures of ``run`` per corpus, its weights tuned on the other folds among
+    ``settings`` (default: the grid's settings the noise guard admits)."""
     if folds < 2:
         raise ValueError("cross-validation needs at least 2 folds")
     ids = [str(c.get("id", "")) for p in prepared.values() for c in p.cases]
     assignment = fold_of(ids, folds)
-    settings = grid()
+    excluded: list[FusionWeights] = []
+    if settings is None:
+        settings, excluded = guarded_grid()
+    if not settings:
+        raise ValueError("no setting of the tuning grid passes the noise guard")
     held_out: dict[str, list[CaseResult]] = {name: [] for name in prepared}
     chosen = []
     for fold in range(folds):
@@ -81,7 +104,7 @@ def cross_validate(
             key=lambda w: _objective(
                 [results(p, run, w, train[name], k) for name, p in prepared.items()]
             ),
-        )  # max keeps the first of equals: the default wins ties
+        )  # max keeps the first of equals: the default wins ties (when admissible)
         chosen.append(_tuned(best))
         for name, p in prepared.items():
             held_out[name].extend(results(p, run, best, test[name], k))
@@ -90,4 +113,5 @@ def cross_validate(
         run=run,
         metrics={name: summarise(r) for name, r in held_out.items()},
         chosen=chosen,
+        excluded=[_tuned(w) for w in excluded],
     )

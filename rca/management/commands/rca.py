@@ -226,6 +226,7 @@ class Command(BaseCommand):
         self.stdout.write(format_corpora(reports, extra))
         if cv is not None:
             self.stdout.write(f"\nweights chosen per fold: {cv.chosen}")
+            self.stdout.write(f"\nexcluded by the noise guard: {cv.excluded}")
         if ablation is not None:
             from rca.evaluation.ablation import format_ablation
 
