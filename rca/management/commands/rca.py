@@ -75,7 +75,7 @@ class Command(BaseCommand):
             default=0,
             metavar="K",
             help="K-fold cross-validation of the default run: its weights tuned on the other "
-            "folds, scored on the held-out one",
+            "folds among the settings the noise guard admits, scored on the held-out one",
         )
         ev.add_argument(
             "--ablation",
