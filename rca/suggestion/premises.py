@@ -115,6 +115,11 @@ class Premises:
         lines += [
             f"named cause: {cause.describe()}: never move it towards that" for cause in self.causes
         ]
+        lines += [
+            f"already so: the {role} is {tensor.describe()}: never move, cast or reshape it to that"
+            for role, tensor in sorted(self.tensors.items())
+            if tensor.describe()
+        ]
         return lines
 
 

@@ -132,6 +132,12 @@ class ShownTensor:
     #: The shape the failing operation expected of it (a shape diff's ``expected``).
     expected: tuple[int | None, ...] | None = None
 
+    def describe(self) -> str:
+        """What is shown, in words for the prompt ("on cuda, float32, shape [3, 224, 224]")."""
+        parts = [f"on {self.device}" if self.device else "", self.dtype or ""]
+        parts.append(f"shape {list(self.shape)}" if self.shape is not None else "")
+        return ", ".join(part for part in parts if part)
+
 
 def role_of(word: str) -> str | None:
     """The role a tensor's name plays (``pixel_values``: input, ``net``: model)."""

@@ -146,6 +146,14 @@ def test_the_type_pair_shows_each_side_s_device_and_dtype() -> None:
     assert "input" not in advised
 
 
+def test_the_prompt_s_facts_say_what_each_tensor_already_is() -> None:
+    lines = read_premises(
+        message_context(INPUT_ON_GPU, ("device-mismatch-input-weight-type", 0.9))
+    ).as_lines()
+    assert any(line.startswith("already so: the input is on cuda, float32") for line in lines)
+    assert any(line.startswith("already so: the model is on cpu, float32") for line in lines)
+
+
 def test_moving_a_tensor_to_the_device_it_is_on_is_a_repeat() -> None:
     for message, repeated, needed in (
         (
