@@ -242,6 +242,9 @@ def version_change(
         if not moves_towards(f"{change.direction} {change.package} to {change.target}", causes):
             return change
         causes = tuple(c for c in causes if c.package == change.package.lower()) or causes
+    sides = {c.side for c in causes if c.package == causes[0].package}
+    if len(sides) > 1 and change is None:
+        return None  # a supported range with no version shown: which end is crossed is unknown
     return VersionChange(*away_from(causes[0]), installed=change.installed if change else "")
 
 

@@ -165,6 +165,14 @@ def test_a_release_named_as_the_cause_turns_the_change_away_from_it():
     assert "version-above-supported" in version_facts(message, [])
 
 
+def test_a_supported_range_without_the_installed_version_names_no_direction():
+    """Both ends of "a <= X < b" are causes for the premise check, but with no version shown
+    the change cannot say which end the install crossed."""
+    message = "Addons supports Foolib versions above or equal to 2.5.0 and strictly below 2.8.0"
+    assert version_change(message, [], {}) is None
+    assert version_change(message, [], {"foolib": (2, 9)}).direction == "downgrade"
+
+
 def test_a_reading_towards_the_cause_gives_way():
     """ "latest version of X" asks for a newer release; the same message dating X's breaking
     release wins: the change moves away from it."""
