@@ -1,4 +1,4 @@
-"""Accepted incidents/s over real HTTP (gunicorn 2 workers x 8 threads, concurrent client).
+"""Accepted incidents/s over real HTTP (gunicorn 2 workers x 4 threads, concurrent client).
 
 Issue 19: every way in is measured against a floor taken in the same run, so a busy
 machine moves the figures but not much their ratios. Four paths, the same failures:
@@ -82,13 +82,13 @@ class Phase:
 
 
 class Stack:
-    """gunicorn (2 workers x 8 threads) plus one inbox processor, as `make run` runs them."""
+    """gunicorn (2 workers x 4 threads) plus one inbox processor, as `make run` runs them."""
 
     def __init__(self) -> None:
         self.port = _env.free_port()
         env = {**os.environ, "RCA_RATE_LIMIT_PER_MINUTE": "6000000"}
         env |= {"RCA_RATE_LIMIT_BURST": "100000", "RCA_INGEST_INLINE": "false"}
-        web = gunicorn_argv(self.port)  # 2 workers x 8 threads
+        web = gunicorn_argv(self.port)  # 2 workers x 4 threads
         self.procs = [
             subprocess.Popen([*web, "--log-level", "warning"], cwd=_env.REPO, env=env),
             subprocess.Popen(
@@ -296,7 +296,7 @@ def main() -> None:
     batched = payloads(BATCH_N + warm_requests(BATCH) * BATCH)
     print(
         f"{os.cpu_count()} cores, load average {load_start} at start;"
-        f" gunicorn 2 workers x 8 threads and one inbox processor, {CLIENTS} client threads"
+        f" gunicorn 2 workers x 4 threads and one inbox processor, {CLIENTS} client threads"
         " (http.client), same machine, embedded broker (make run's default);"
         f" {N} requests per path one incident each, {BATCH_N} incidents in batches of {BATCH}"
     )

@@ -322,12 +322,9 @@ class Supervisor:
 
 
 def gunicorn_argv(port: int, *options: str) -> list[str]:
-    """The web server as every runner starts it: 2 workers of 8 threads on loopback, plus
+    """The web server as every runner starts it: 2 workers of 4 threads on loopback, plus
     `options`. Threads, so that a worker has several ingest requests in flight and its inbox
-    committer writes them in one commit (ingest/inbox/committer.py; issue 19). 8, not 4: a
-    kept-alive connection stays with the worker that accepted it, so clients split unevenly
-    (bench/ingest.py's 8: often 7 and 1), and at 4 threads the busier worker held 3 of its
-    requests back while 4 waited out their commit (README, issue 19, 2026-12-05)."""
+    committer writes them in one commit (ingest/inbox/committer.py; issue 19)."""
     return [
         sys.executable,
         "-m",
@@ -342,7 +339,7 @@ def gunicorn_argv(port: int, *options: str) -> list[str]:
         "--worker-class",
         "gthread",
         "--threads",
-        "8",
+        "4",
         *options,
     ]
 
