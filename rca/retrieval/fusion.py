@@ -6,7 +6,10 @@ in :class:`rca.retrieval.weights.FusionWeights`:
 - ``calibrated`` (the default): BM25 / its max, plus a fixed multiple of the raw cosine,
   plus the signal prior. Raw cosine keeps its absolute scale, so an unsure dense model
   (flat cosines) cannot overturn a clear lexical winner — fusion copes with rankers of
-  very different quality instead of trusting both alike;
+  very different quality instead of trusting both alike. The sum is divided by its
+  :func:`ceiling`, so the score is a share of the best evidence fusion can give (BM25's
+  winner, cosine 1, a matched signal): the suggestion side reads scores and gaps in these
+  units, which a re-weighting does not rescale (the order is the same either way);
 - ``weighted``: BM25 / its max and min-max cosine mixed 0.4 / 0.6, plus the signal prior;
 - ``rrf``: reciprocal rank fusion, ``sum w / (k + rank)`` over the BM25, cosine and
   signal rankings — scale-free, so it needs no normalisation.
@@ -27,6 +30,7 @@ __all__ = [
     "STRATEGIES",
     "Strategy",
     "calibrated",
+    "ceiling",
     "fuse",
     "normalise_bm25",
     "normalise_cosine",
@@ -63,10 +67,17 @@ def _raw_cosine(cosine: np.ndarray) -> np.ndarray:
     return np.where(known, cosine, floor)
 
 
+def ceiling(w: FusionWeights = DEFAULT_WEIGHTS) -> float:
+    """The largest unnormalised calibrated score: BM25's winner, cosine 1, a matched signal."""
+    return 1.0 + w.cosine_scale + w.signal
+
+
 def calibrated(
     bm25: np.ndarray, cosine: np.ndarray, signal: np.ndarray, w: FusionWeights = DEFAULT_WEIGHTS
 ) -> np.ndarray:
-    return normalise_bm25(bm25) + w.cosine_scale * _raw_cosine(cosine) + w.signal * signal
+    """Share of :func:`ceiling`: at most 1, below 0 only for negative cosines."""
+    total = normalise_bm25(bm25) + w.cosine_scale * _raw_cosine(cosine) + w.signal * signal
+    return total / ceiling(w)
 
 
 def weighted(

@@ -41,6 +41,15 @@ default's 155 / 147 / 142 / 150. Not landed: one case below the default without 
 (the rule is "more than two better somewhere, worse nowhere"), and the step ranking gained
 a candidate (9b59434) after the confidence refit measured for it; README "Retrieval
 figures" has the figures of landing 1.0 / 0.5 with the scale-free readers.
+
+Landed (2026-12-05, later the same day): ``cosine_scale`` 1.0 / ``signal`` 0.5, with the
+scale-free readers of fdd7116 (a calibrated score is a share of
+:func:`rca.retrieval.fusion.ceiling`; step ranking and confidence read gaps, not ratios) and
+a confidence refit. The old default fails the guard at most seeds, so it stood only on the
+test's lucky seed; among the admissible settings the folds chose 1.0 / 0.5 four times of
+five, and its out-of-fold result against the old default (+5 / 0 / -1 / +5) is within the
+noise rule's two cases on the one corpus where it loses. ``test_quoted_signals`` now asks
+every seed of the guard.
 """
 
 from __future__ import annotations
@@ -79,8 +88,9 @@ class FusionWeights:
     #: dev cases plus the 60 real-world dev cases (eval/realworld, split "dev"), on all four
     #: suite corpora (306 case-corpus pairs) chose 3.0 / 0.5 in four folds of five; every
     #: setting from 0.5 to 3.0 is within one pair of the best (264-265): this is as far as
-    #: the dev data pins it.
-    cosine_scale: float = 3.0
+    #: the dev data pins it. Now 1.0: 3.0 fails the noise guard (module docstring), and on
+    #: 190 dev cases the guarded CV chose 1.0 / 0.5.
+    cosine_scale: float = 1.0
     #: The signal prior (a front-matter regex matched the error text), in units of the best
     #: BM25. Regexes are written for exactly this purpose, so a match outweighs a middling
     #: score but not a clearly better one (a regex shared by several runbooks must not

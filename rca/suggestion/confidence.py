@@ -70,7 +70,10 @@ class Strength:
     """The raw evidence behind one answer, every figure higher = stronger.
 
     ``retrieval``: the top runbook's fused retrieval score; ``margin``: how far it is ahead of
-    the runner-up runbook (``1 - second / top``, 0 for a tie); ``step``: the chosen step's
+    the runner-up runbook (``top - second``, 0 for a tie). Both are in the fused score's own
+    units, a share of the fusion's ceiling (:func:`rca.retrieval.fusion.ceiling`), so a fusion
+    re-weighting keeps them in 0..1; a difference, not a ratio, because a ratio shrinks with
+    every term all runbooks share (the raw cosine). ``step``: the chosen step's
     ranking score (:func:`rca.suggestion.providers.step_ranking.rank_steps`), :data:`NO_STEP`
     when none validated; ``steps``: how many candidate steps validated.
     """
@@ -99,7 +102,7 @@ def strength(ctx: AnalysisContext, ranked: list[Candidate]) -> Strength:
     )
     top = scores[0] if scores else 0.0
     second = scores[1] if len(scores) > 1 else 0.0
-    margin = 1.0 - second / top if top > 0 else 0.0
+    margin = top - second
     step = float(ranked[0].score) if ranked else NO_STEP
     return Strength(top, max(margin, 0.0), step, len(ranked))
 

@@ -78,8 +78,9 @@ def test_the_shipped_parameters_are_one_documented_fit() -> None:
     assert set(calibration.coef) <= {"retrieval", "margin", "step", "steps"}
     assert "dev" in data["meta"]["fitted_on"] and data["meta"]["refit"]
     # Stronger evidence never lowers the confidence (every fitted coefficient is >= 0).
-    weak = Strength(retrieval=1.0, margin=0.0, step=-2.0, steps=0)
-    strong = Strength(retrieval=4.5, margin=0.8, step=5.0, steps=3)
+    # Retrieval figures are shares of the fusion's ceiling (rca.retrieval.fusion.ceiling).
+    weak = Strength(retrieval=0.2, margin=0.0, step=-2.0, steps=0)
+    strong = Strength(retrieval=1.0, margin=0.5, step=5.0, steps=3)
     assert calibration.probability(weak) < calibration.threshold < calibration.probability(strong)
 
 
@@ -90,9 +91,9 @@ def _bare_warning() -> AnalysisContext:
         error_type="UserWarning",
         message="Token indices sequence length is longer than the specified maximum",
         evidence=evidence(
-            ("nccl-timeout-watchdog", 1.2),
-            ("cuda-oom-training", 1.15),
-            ("nan-loss-numerical-ops", 1.1),
+            ("nccl-timeout-watchdog", 0.45),
+            ("cuda-oom-training", 0.44),
+            ("nan-loss-numerical-ops", 0.43),
         ),
     )
 
@@ -124,8 +125,8 @@ def test_abstention_follows_the_threshold_not_the_wording() -> None:
 def test_strength_reads_the_margin_and_the_chosen_step() -> None:
     ctx = _bare_warning()
     figures = strength(ctx, rank_steps(ctx))
-    assert figures.retrieval == 1.2
-    assert figures.margin == pytest.approx(1 - 1.15 / 1.2, abs=1e-9)
+    assert figures.retrieval == 0.45
+    assert figures.margin == pytest.approx(0.45 - 0.44, abs=1e-9)
     assert figures.steps >= 1 and figures.step > -2.0
     assert strength(AnalysisContext("E", "m"), []).step == -2.0
 

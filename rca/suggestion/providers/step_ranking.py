@@ -75,11 +75,12 @@ class Candidate:
     advice: bool = False
 
 
-def _relative(item: Evidence, top: Evidence) -> float:
-    if item is top:
-        return 1.0
-    best = float(top.score)
-    return float(item.score) / best if best > 0 else 0.0
+def _gap(item: Evidence, top: Evidence) -> float:
+    """How far ``item``'s retrieval score is below the top runbook's, in the fused score's own
+    units (a share of the fusion's ceiling, :func:`rca.retrieval.fusion.ceiling`). A
+    difference, not a ratio: a ratio shrinks with every term all runbooks share (the raw
+    cosine's offset), so it moved whenever a fusion weight did."""
+    return 0.0 if item is top else max(float(top.score) - float(item.score), 0.0)
 
 
 def _advice_only(item: Evidence) -> bool:
@@ -93,7 +94,7 @@ def _candidate_runbooks(ctx: AnalysisContext) -> list[Evidence]:
     """The top runbook and the ones of its failure class ranked nearly as high. A runbook
     that only applies the message's advice is not one of them; when retrieval ranks it
     first, the best other runbook lends steps only if it is a clear runner-up (the same
-    :attr:`~OfflineWeights.min_relative_score` as a sibling runbook needs)."""
+    :attr:`~OfflineWeights.max_score_gap` as a sibling runbook needs)."""
     runbooks = [item for item in ctx.evidence if item.kind == "runbook"]
     if not runbooks:
         return []
@@ -104,14 +105,11 @@ def _candidate_runbooks(ctx: AnalysisContext) -> list[Evidence]:
     if not ordered:
         return []
     top = ordered[0]
-    if _relative(top, best) < WEIGHTS.min_relative_score:
+    if _gap(top, best) > WEIGHTS.max_score_gap:
         return []
     chosen = [top]
     for item in ordered[1 : WEIGHTS.candidate_runbooks]:
-        if (
-            item.failure_class == top.failure_class
-            and _relative(item, top) >= WEIGHTS.min_relative_score
-        ):
+        if item.failure_class == top.failure_class and _gap(item, top) <= WEIGHTS.max_score_gap:
             chosen.append(item)
     return chosen
 
@@ -288,7 +286,7 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
         own = candidate.step_action_tokens
         overlap = shared(own) + WEIGHTS.reason_share * shared(candidate.step_reason_tokens - own)
         candidate.parts = {
-            "runbook": WEIGHTS.runbook * _relative(candidate.evidence, top),
+            "runbook": WEIGHTS.runbook * (1.0 - _gap(candidate.evidence, top)),
             "position": -WEIGHTS.position_penalty * candidate.position,
             "overlap": WEIGHTS.overlap * math.log1p(overlap / WEIGHTS.overlap_scale),
             "setting": _setting_score(candidate.applies, incident, named),
