@@ -150,18 +150,35 @@ def _candidates(
                 continue  # scored as the message's advice (_advice_candidate)
             if contradictions(item.step_metadata(position), premises):
                 continue
-            step = fill_values(written, values)
-            wording = _valid_wording(item, step, ctx, premises)
-            if wording is None:
+            candidate = _filled(item, position, written, values, ctx, premises)
+            if candidate is None:
                 continue
-            action, reason = split_step(step)
-            shown = set(terms(action)), set(terms(reason))
-            candidate = Candidate(item, position, *wording, *shown, item.step_metadata(position))
             candidate.step_action_tokens, candidate.step_reason_tokens = _step_tokens(
                 written, values
             )
             candidates.append(candidate)
     return candidates
+
+
+def _filled(
+    item: Evidence,
+    position: int,
+    written: str,
+    values: dict[str, str],
+    ctx: AnalysisContext,
+    premises: Premises,
+    advice: bool = False,
+) -> Candidate | None:
+    """Step ``position`` of ``item`` filled with the incident's values, as a candidate with
+    the words it shows; None when its wording does not validate."""
+    step = fill_values(written, values)
+    wording = _valid_wording(item, step, ctx, premises)
+    if wording is None:
+        return None
+    action, reason = split_step(step)
+    shown = set(terms(action)), set(terms(reason))
+    meta = item.step_metadata(position)
+    return Candidate(item, position, *wording, *shown, meta, advice=advice)
 
 
 def _advice_candidate(ctx: AnalysisContext, premises: Premises) -> Candidate | None:
@@ -178,14 +195,11 @@ def _advice_candidate(ctx: AnalysisContext, premises: Premises) -> Candidate | N
             meta = item.step_metadata(position)
             if ADVICE_PLACEHOLDER not in written or contradictions(meta, premises):
                 continue
-            step = fill_values(written, values)
-            wording = _valid_wording(item, step, ctx, premises)
-            if wording is None:
+            candidate = _filled(item, position, written, values, ctx, premises, advice=True)
+            if candidate is None:
                 continue
-            action, reason = split_step(step)
-            shown = set(terms(action)), set(terms(reason))
-            candidate = Candidate(item, position, *wording, *shown, meta, advice=True)
-            candidate.step_action_tokens, candidate.step_reason_tokens = shown
+            candidate.step_action_tokens = candidate.action_tokens
+            candidate.step_reason_tokens = candidate.reason_tokens
             candidate.parts = {"advice": WEIGHTS.message_advice}
             candidate.score = WEIGHTS.message_advice
             return candidate
