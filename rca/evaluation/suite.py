@@ -27,7 +27,7 @@ CorpusSpec = tuple[str, Path | None, bool]
 _ROOT = Path(__file__).resolve().parents[2]
 INDEPENDENT = _ROOT / "corpora" / "independent"
 #: The real-world files with a development split (eval/realworld/README.md); only their
-#: ``"split": "dev"`` lines are read. The holdout files (cases-c, -f, -h, -m) are not
+#: ``"split": "dev"`` lines are read. The holdout files (cases-c, -f, -h, -m, -q, -r) are not
 #: listed and never opened here. 190 dev cases with tests/data/dev_cases.jsonl's 30, and
 #: cases-u's 12 version pairings (issue 16, harm class 3) and cases-s's 8 OOM cases (who
 #: holds the GPU memory, harm class 1), and cases-t's 11 already-shown lists and tensor
