@@ -120,7 +120,7 @@ class OfflineWeights:
     / 1.75 / 2 / 2.5 / 3: 109 action hits for every value up to 2.5, 107 at 3. The advice
     wins no dev case as retrieved (the generic runbook is in the top 5 of only 3 of the 20
     dev cases whose message names a concrete remedy); with it always in the evidence it
-    wins 0 cases up to 1.75, 1 (c001, abstained either way) at 2-2.5, and 4 at 3 (2 fix
+    wins 0 cases up to 1.75, 1 (abstained either way) at 2-2.5, and 4 at 3 (2 fix
     terms lost). 1.5 is inside the flat range and below where it starts to override the
     top runbook's first step (2.0)."""
 
