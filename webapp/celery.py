@@ -10,6 +10,8 @@ from celery import Celery
 from celery.exceptions import CPendingDeprecationWarning
 from celery.signals import worker_process_shutdown, worker_ready
 
+from webapp.broker_queues import make_queue_creation_race_safe
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 app = Celery("rootcause")
@@ -29,6 +31,7 @@ def _tune_embedded_broker() -> None:
         from kombu.transport import sqlalchemy
 
         sqlalchemy.Transport.polling_interval = settings.RCA_EMBEDDED_BROKER_POLL
+        make_queue_creation_race_safe()
 
 
 def route(name: str, args: object, kwargs: object, options: object, **_: object) -> dict | None:
