@@ -31,10 +31,10 @@ INDEPENDENT = _ROOT / "corpora" / "independent"
 #: listed and never opened here. 190 dev cases with tests/data/dev_cases.jsonl's 30, and
 #: cases-u's 12 version pairings (issue 16, harm class 3) and cases-s's 8 OOM cases (who
 #: holds the GPU memory, harm class 1), and cases-t's 11 already-shown lists and tensor
-#: states (harm class 2).
+#: states (harm class 2), and cases-w's 9 named limits, key prefixes and empty tensors.
 REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
     _ROOT / "eval" / "realworld" / f"cases-{part}.jsonl"
-    for part in ("a", "b", "d", "e", "g", "i", "j", "k", "l", "s", "t", "u")
+    for part in ("a", "b", "d", "e", "g", "i", "j", "k", "l", "s", "t", "u", "w")
 )
 
 

@@ -86,7 +86,7 @@ class Command(BaseCommand):
             "--realworld-dev",
             action="store_true",
             help="also score the `split: dev` cases of eval/realworld's development files "
-            "(cases-a, -b, -d, -e, -g, -i, -j, -k, -l, -s, -t, -u; never its holdout files)",
+            "(cases-a, -b, -d, -e, -g, -i, -j, -k, -l, -s, -t, -u, -w; never its holdout files)",
         )
         ev.add_argument(
             "--split",
