@@ -24,9 +24,18 @@ FOURTH_HOLDOUT = "cases-h.jsonl"
 FIFTH_HOLDOUT = "cases-m.jsonl"
 SIXTH_HOLDOUT = "cases-q.jsonl"
 SEVENTH_HOLDOUT = "cases-r.jsonl"
-FRESH_HOLDOUTS = {"holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7"}
+EIGHTH_HOLDOUT = "cases-v.jsonl"
+FRESH_HOLDOUTS = {
+    "holdout2",
+    "holdout3",
+    "holdout4",
+    "holdout5",
+    "holdout6",
+    "holdout7",
+    "holdout8",
+}
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second to seventh holdouts cover each of them.
+# Framework groups of issue 16; the second to eighth holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -254,3 +263,19 @@ def test_the_seventh_holdout_is_its_own_file_and_covers_every_group():
     per_group = {g: sum(c["framework"] in fws for c in seventh) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 2}
     assert not thin, f"framework groups with fewer than 2 cases: {thin}"
+
+
+def test_the_eighth_holdout_is_its_own_file_and_covers_every_group():
+    """cases-v.jsonl is an eighth fresh holdout (issue 16), built like cases-r: only
+    `holdout8` lines, `rv` ids, and `holdout8` appears nowhere else."""
+    if not (REALWORLD_DIR / EIGHTH_HOLDOUT).exists():
+        pytest.skip(f"{EIGHTH_HOLDOUT} not present")
+    eighth = [case for name, _, case in CASES if name == EIGHTH_HOLDOUT]
+    assert len(eighth) >= 42
+    assert all(case["split"] == "holdout8" for case in eighth)
+    assert all(case["id"].startswith("rv") for case in eighth)
+    elsewhere = [c["id"] for n, _, c in CASES if n != EIGHTH_HOLDOUT and c["split"] == "holdout8"]
+    assert not elsewhere, f"holdout8 lines outside {EIGHTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in eighth) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 3}
+    assert not thin, f"framework groups with fewer than 3 cases: {thin}"
