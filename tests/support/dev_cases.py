@@ -13,6 +13,13 @@ SOURCES = (
     ROOT / "eval" / "realworld" / "cases-a.jsonl",
     ROOT / "eval" / "realworld" / "cases-b.jsonl",
     ROOT / "eval" / "realworld" / "cases-e.jsonl",
+    ROOT / "eval" / "realworld" / "cases-n.jsonl",
+    ROOT / "eval" / "realworld" / "cases-o.jsonl",
+    ROOT / "eval" / "realworld" / "cases-p.jsonl",
+    ROOT / "eval" / "realworld" / "cases-s.jsonl",
+    ROOT / "eval" / "realworld" / "cases-t.jsonl",
+    ROOT / "eval" / "realworld" / "cases-u.jsonl",
+    ROOT / "eval" / "realworld" / "cases-w.jsonl",
 )
 
 
