@@ -12,4 +12,10 @@ if __name__ == "__main__":
         provide_for_local_run()
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    finally:  # a one-shot command leaves no cluster behind that only it used
+        if sys.argv[1:2] != ["run"]:  # `make run` stops its own (webapp/supervisor.py)
+            from webapp.one_shot import stop_own_cluster
+
+            stop_own_cluster()

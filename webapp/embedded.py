@@ -4,7 +4,8 @@ Every process (web, worker, manage.py, pytest) calls `database_url()`; the first
 initialises `.data/pg` and starts the server, the others find it running and reuse it.
 The server outlives the process that started it (`cleanup_mode=None`) because the web
 server and the worker share it; whoever owns the lifetime (`manage.py run`, the test
-session) calls `stop()` explicitly.
+session) calls `stop()` explicitly, and a one-shot `manage.py` command stops the one it
+started itself (`webapp.one_shot`).
 """
 
 from __future__ import annotations
@@ -53,14 +54,29 @@ def is_running(pgdata: Path | None = None) -> bool:
     return postmaster_pid(pgdata) is not None
 
 
+#: data dir -> pid of the postmaster this process started there (see `started_here`).
+_STARTED: dict[Path, int] = {}
+
+
 def database_url() -> str:
     """Start (or reuse) the embedded server and return a libpq URI over its unix socket."""
     import pgserver
 
     pgdata = data_dir()
     pgdata.mkdir(parents=True, exist_ok=True)
+    was_running = is_running(pgdata)
     server = pgserver.get_server(pgdata, cleanup_mode=None)
+    if not was_running and (pid := postmaster_pid(pgdata)) is not None:
+        _STARTED[pgdata] = pid
     return server.get_uri()
+
+
+def started_here(pgdata: Path | None = None) -> bool:
+    """True when this process started the postmaster of `pgdata` that runs now: not one it
+    found running, nor one another process restarted since (a new pid)."""
+    pgdata = pgdata or data_dir()
+    pid = _STARTED.get(pgdata)
+    return pid is not None and postmaster_pid(pgdata) == pid
 
 
 def _wait_for_reaping(pgdata: Path, timeout: float = 5.0) -> None:
