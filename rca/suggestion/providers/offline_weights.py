@@ -47,13 +47,23 @@ class OfflineWeights:
     In the fused score's units (a share of the fusion's ceiling, a gap, not a ratio), so a
     fusion re-weighting does not rescale it. Was a ratio, 0.75 of the top score (dev fold,
     bundled corpus); re-chosen with the fusion's 1.0 / 0.3 by ``bench/retrieval_steps.py``
-    (5-fold over the 190 dev cases, folds by sorted id): four folds of five chose 0.25."""
+    (5-fold over the 190 dev cases, folds by sorted id): four folds of five chose 0.25.
+    Re-checked with the landed 1.0 / 0.5 (same bench, the 221 dev cases of ``rca eval
+    --realworld-dev``, 7dbb4c7): folds chose 0.3 (four with runbook 3.0, one with 4.0); out
+    of fold fix term in action 147 against 146 for 0.25 / 3.0 (answered right 142 / 141,
+    wrong 55 / 53, abstained 24 / 27): inside the two-case noise rule, so 0.25 stays. In
+    sample 0.3 / 3.0 changes 2 of 221 suggestions (148 / 146)."""
 
     runbook: float = 3.0
     """Score for the step's runbook, times one minus its retrieval score's gap to the top one
     (the same units): trusts retrieval, which is measured (hit@1), over the word-level cues
     below. Was 2.0 times the score ratio (dev fold); the same CV: three folds of five chose
-    3.0 (one 1.0, one 4.0)."""
+    3.0 (one 1.0, one 4.0). The re-check with 1.0 / 0.5 above: four folds of five chose 3.0.
+    It also moves the confidence (the chosen step's score is a feature of
+    ``confidence_params.json``): with that map unchanged, 1.0-2.0 abstain on 34-64 of the 221
+    and 4.0-5.0 answer 60-65 wrong, against 27 and 53. Choosing by answered right minus
+    wrong instead (the bench's ``--objective right-wrong``, that map not refitted) answers
+    136 with the fix term out of fold against 141, for one case of right minus wrong."""
 
     position_penalty: float = 0.5
     """Subtracted per step further down its runbook: runbooks list the most common fix first.
