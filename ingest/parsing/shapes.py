@@ -287,6 +287,32 @@ def _onnxruntime(message: str) -> Iterator[ShapeDiff | None]:
         yield _diff("input", [*padding, m[4]], [*padding, m[3]], tensor=m[1])
 
 
+_RANK_TORCH = _form(
+    "-dimensional input for ",
+    r"Expected (?P<rank>\d{1,2})-dimensional input for \d{1,2}-dimensional weight\s*"
+    r"\[?(?P<weight>\d{1,9}(?:,?\s\d{1,9}){0,7})\]?,\s*but got \d{1,2}-dimensional input of"
+    r" size\s*\[(?P<size>\d{1,9}(?:,\s?\d{1,9}){0,7})\]",
+)
+
+
+def rank_mismatches(message: str) -> Iterator[ShapeDiff]:
+    """PyTorch's conv rank message ("Expected 4-dimensional input for 4-dimensional weight
+    [64, 1, 4, 4], but got 3-dimensional input of size [128, 256, 256]") as input diffs:
+    the input's shape, and of the expected one its rank and its channel axis (the weight's
+    second dimension; a conv weight is [out, in / groups, *kernel]), other axes unknown.
+
+    Not one of :func:`extract_shape_diff`'s forms: what that returns is stored with the
+    incident and weighed by retrieval, and adding a form changes both (unmeasured); the
+    steps' premises read this one (:mod:`rca.suggestion.shown_tensors`)."""
+    for m in _matches(_RANK_TORCH, message):
+        weight = [int(d) for d in m["weight"].replace(",", " ").split()]
+        expected: list[int | None] = [None] * int(m["rank"])
+        if len(weight) > 1 and len(expected) > 1:
+            expected[1] = weight[1]
+        actual: list[int | None] = [int(d) for d in m["size"].split(",")]
+        yield ShapeDiff(tensor="input", op="conv", expected=expected, actual=actual)
+
+
 def extract_shape_diff(message: str) -> list[ShapeDiff]:
     """Find every shape mismatch a framework message states, in the order the forms appear.
 

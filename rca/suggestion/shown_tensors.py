@@ -11,10 +11,10 @@ input's dtype is ``torch.float32``. Where the incident shows them:
   (:func:`rca.suggestion.shown_options.reported`): ``x.dtype: torch.float32``, ``input.device
   = cuda:0``, "the dtype of input is torch.float32", "the inputs are on cuda:0";
 - the incident's shape diffs (``ingest.parsing.shapes``): the shape a tensor has and the one
-  the operation expected; and PyTorch's rank message, which they do not read ("Expected
+  the operation expected; and PyTorch's rank message, which they do not hold ("Expected
   4-dimensional input for 4-dimensional weight [64, 1, 4, 4], but got 3-dimensional input of
-  size [128, 256, 256]"): the input's shape, and of the expected one its rank and its channel
-  axis (the weight's second dimension);
+  size [128, 256, 256]", read by :func:`ingest.parsing.shapes.rank_mismatches`): the input's
+  shape, and of the expected one its rank and its channel axis;
 - the inference context's fields named for one (``input_dtype``, ``input_shape``, ``device``).
 
 Tensors are grouped by their role, as a step names them: ``input`` (inputs, batch, images,
@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ingest.linear_regex import compile as linear
-from ingest.parsing.shapes import ShapeDiff, parse_dims
+from ingest.parsing.shapes import ShapeDiff, parse_dims, rank_mismatches
 from rca.suggestion.shown_options import reported
 
 __all__ = ["ShownTensor", "device_of", "dtype_of", "read_shown_tensors", "role_of"]
@@ -113,11 +113,6 @@ _ON_DEVICE = linear(
     r"(?:already\s+|all\s+)?on\s+(?:the\s+)?(?P<value>cuda(?::\d+)?|gpu|cpu|mps)\b",
     ignore_case=True,
 )
-_RANK = linear(
-    r"Expected (?P<rank>\d{1,2})-dimensional input for \d{1,2}-dimensional weight\s*"
-    r"\[?(?P<weight>\d{1,9}(?:,?\s\d{1,9}){0,7})\]?,\s*but got \d{1,2}-dimensional input of"
-    r" size\s*\[(?P<size>\d{1,9}(?:,\s?\d{1,9}){0,7})\]"
-)
 _TENSOR_TYPE = linear(r"^torch\.(?P<cuda>cuda\.)?(?P<dtype>[A-Za-z]+)Tensor$")
 _DEVICE = linear(r"^['\"]?(?P<kind>cuda|gpu|cpu|mps)(?::(?P<index>\d{1,3}))?['\"]?$")
 
@@ -191,13 +186,8 @@ def _text(text: str, found: _Found) -> None:
                     device="cuda" if type_match.group("cuda") else "cpu",
                     dtype=dtype_of(type_match.group("dtype") + "tensor"),
                 )
-        for match in _RANK.finditer(line):
-            size = tuple(int(d) for d in match.group("size").split(","))
-            weight = [int(d) for d in match.group("weight").replace(",", " ").split()]
-            expected: list[int | None] = [None] * int(match.group("rank"))
-            if len(weight) > 1 and len(expected) > 1:
-                expected[1] = weight[1]  # a conv weight is [out, in / groups, *kernel]
-            found.add("input", shape=size, expected=tuple(expected))
+        for diff in rank_mismatches(line):
+            found.add("input", shape=tuple(diff["actual"]), expected=tuple(diff["expected"]))
         said = reported(line)
         for pattern in (_ATTRIBUTE, _DTYPE_OF):
             for match in pattern.finditer(said):

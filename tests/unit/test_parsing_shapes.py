@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest.parsing.shapes import extract_shape_diff, incompatibility, normalise_shape_diff
+from ingest.parsing.shapes import (
+    extract_shape_diff,
+    incompatibility,
+    normalise_shape_diff,
+    rank_mismatches,
+)
 
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
 
@@ -128,6 +133,22 @@ def test_onnxruntime_dimension_error_names_the_input_and_the_index():
 
 def test_same_oom_message_with_allocation_shape_gives_no_diff():
     assert extract_shape_diff("CUDA out of memory. Tried to allocate 2.00 GiB") == []
+
+
+@pytest.mark.parametrize(
+    ("weight", "expected"),
+    [("[64, 1, 4, 4]", [None, 1, None, None]), ("64 3 7 7", [None, 3, None, None])],
+)
+def test_torch_rank_message_gives_the_input_and_the_weights_channels(weight, expected):
+    message = (
+        f"RuntimeError: Expected 4-dimensional input for 4-dimensional weight {weight}, but got"
+        " 3-dimensional input of size [128, 256, 256] instead"
+    )
+    assert list(rank_mismatches(message)) == [
+        {"tensor": "input", "op": "conv", "expected": expected, "actual": [128, 256, 256]}
+    ]
+    assert extract_shape_diff(message) == []  # not a stored form (see rank_mismatches)
+    assert list(rank_mismatches("Expected 4-dimensional input, got 3")) == []
 
 
 def test_client_diffs_are_coerced_and_unknown_dims_kept():
