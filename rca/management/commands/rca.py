@@ -78,6 +78,12 @@ class Command(BaseCommand):
             "folds among the settings the noise guard admits, scored on the held-out one",
         )
         ev.add_argument(
+            "--rerank",
+            action="store_true",
+            help="with --cv: also a re-ranker of the default's top 10 on features beyond the "
+            "two scores, fitted on the other folds (measurement only, not the serving path)",
+        )
+        ev.add_argument(
             "--ablation",
             action="store_true",
             help="hit@1 of the default run with each part of the query's evidence removed",
@@ -171,6 +177,11 @@ class Command(BaseCommand):
             from rca.evaluation.crossval import cross_validate
 
             cv = cross_validate(prepared, folds=options["cv"], k=k)
+        reranked = None
+        if options.get("rerank") and options["cv"]:
+            from rca.evaluation.rerank_fit import cross_validate_rerank
+
+            reranked = cross_validate_rerank(prepared, folds=options["cv"], k=k)
         if options["ablation"]:
             from rca.evaluation.ablation import ablate
 
@@ -203,6 +214,8 @@ class Command(BaseCommand):
             }
             if cv is not None:
                 payload["cv"] = cv.as_dict()
+            if reranked is not None:
+                payload["rerank_cv"] = reranked.as_dict()
             if ablation is not None:
                 payload["ablation"] = {
                     part: {c: m.as_dict() for c, m in per.items()} for part, per in ablation.items()
@@ -222,11 +235,15 @@ class Command(BaseCommand):
         extra = {}
         if cv is not None:
             extra[f"{DEFAULT_RUN} ({cv.folds}-fold CV)"] = cv.metrics
+        if reranked is not None:
+            extra[f"re-ranked top 10 ({reranked.folds}-fold CV)"] = reranked.reranked
         self.stdout.write(f"\n\nhit@1 / MRR@5 per corpus (default: {DEFAULT_RUN})\n")
         self.stdout.write(format_corpora(reports, extra))
         if cv is not None:
             self.stdout.write(f"\nweights chosen per fold: {cv.chosen}")
             self.stdout.write(f"\nexcluded by the noise guard: {cv.excluded}")
+        if reranked is not None:
+            self.stdout.write(f"\nre-ranker passed the noise guard per fold: {reranked.guard}")
         if ablation is not None:
             from rca.evaluation.ablation import format_ablation
 
