@@ -186,6 +186,20 @@ FACTS: dict[str, str] = {
     "model-already-quantized": (
         "the model in use is quantized already (a GPTQ/AWQ/GGUF/4-bit checkpoint or load)"
     ),
+    "checkpoint-tensors-empty": (
+        "the checkpoint's tensors are empty (torch.Size([0])): partitioned weights saved"
+        " without gathering"
+    ),
+    "model-tensors-empty": (
+        "the model's tensors are empty (torch.Size([0])): the model was built partitioned"
+    ),
+    "state-dict-prefix-on-model-side": (
+        "the model's keys carry the prefix and the checkpoint's do not: the model was wrapped"
+        " after the checkpoint was saved unwrapped"
+    ),
+    "state-dict-prefix-on-checkpoint-side": (
+        "the checkpoint's keys carry the prefix and the model's do not: a wrapped model's save"
+    ),
 }
 
 #: The frameworks ``api`` may name: those :mod:`rca.suggestion.incident_setting` detects.

@@ -25,7 +25,14 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
   :mod:`.shown_tensors`, :mod:`.step_tensors`);
 - the suggestion moves a package towards a release the message or logs name as the cause
   ("removed in JAX v0.4.34", "requires protobuf<4", "PyTorch >= 2.1 is required"):
-  :mod:`.cause_releases`.
+  :mod:`.cause_releases`;
+- the suggestion moves a setting that is not a package past a limit the message names, or
+  uses a value it rules out ("max supported IR version: 9", "unsupported pickle protocol: 5",
+  bfloat16 below the compute capability it needs): :mod:`.named_limits`;
+- the suggestion strips a key prefix the checkpoint's keys shown already lack (or both sides
+  carry), or adds one they already carry: :mod:`.key_prefix_sides`;
+- the suggestion resizes a layer or skips mismatched sizes when the mismatched tensors are
+  empty (partitioned weights saved without gathering): :mod:`.empty_tensors`.
 
 Any of these fails validation: the LLM is re-asked with the complaint, and a suggestion that still
 fails is stored marked invalid, never shown as a trusted fix.
@@ -41,8 +48,22 @@ from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.api_drift import drift_facts, read_drift
 from rca.suggestion.cause_releases import NamedCause, incident_causes, moves_towards
+from rca.suggestion.empty_tensors import empty_tensor_facts, resize_violations
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import log_texts, setting_of
+from rca.suggestion.key_prefix_sides import (
+    ShownKeys,
+    prefix_side_facts,
+    prefix_violations,
+    read_shown_keys,
+)
+from rca.suggestion.named_limits import (
+    NamedLimit,
+    RuledOutValue,
+    limit_violations,
+    read_named_limits,
+    read_ruled_out_values,
+)
 from rca.suggestion.shown_options import list_items, read_shown_options
 from rca.suggestion.shown_tensors import ShownTensor, read_shown_tensors
 from rca.suggestion.step_options import (
@@ -68,6 +89,7 @@ __all__ = [
     "read_premises",
     "restated_step",
     "said_steps",
+    "shown_harms",
 ]
 
 RESTATES_SHARE = 0.6
@@ -95,6 +117,11 @@ class Premises:
     causes: tuple[NamedCause, ...] = ()
     #: Each tensor role's device, dtype and shape as shown (:mod:`.shown_tensors`).
     tensors: Mapping[str, ShownTensor] = field(default_factory=dict)
+    #: Settings the message bounds and values it rules out (:mod:`.named_limits`).
+    limits: tuple[NamedLimit, ...] = ()
+    ruled_out: tuple[RuledOutValue, ...] = ()
+    #: The checkpoint's and the model's keys the incident lists (:mod:`.key_prefix_sides`).
+    keys: ShownKeys = ShownKeys()
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
@@ -120,6 +147,13 @@ class Premises:
             for role, tensor in sorted(self.tensors.items())
             if tensor.describe()
         ]
+        lines += [
+            f"named limit: {limit.describe()}: never move it past that" for limit in self.limits
+        ]
+        lines += [f"ruled out: {ruled.why}: never use it" for ruled in self.ruled_out]
+        for side, keys in (("checkpoint", self.keys.checkpoint), ("model", self.keys.model)):
+            if keys:
+                lines.append(f"the {side}'s keys shown start like: {keys[0]}")
         return lines
 
 
@@ -152,7 +186,19 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     tensors = read_shown_tensors(
         message, log_texts(ctx.logs), ctx.shape_diff, ctx.inference_context
     )
-    return Premises(facts, setting.frameworks, options, shown.scripts, causes, tensors)
+    texts = [message, *log_texts(ctx.logs)]
+    facts |= empty_tensor_facts(message, list(ctx.shape_diff)) | prefix_side_facts(message)
+    return Premises(
+        facts,
+        setting.frameworks,
+        options,
+        shown.scripts,
+        causes,
+        tensors,
+        read_named_limits(texts),
+        read_ruled_out_values(texts),
+        read_shown_keys(texts),
+    )
 
 
 def _same_value(shown: str, given: str) -> bool:
@@ -215,6 +261,17 @@ def option_contradictions(
     return reasons
 
 
+def shown_harms(action: str, premises: Premises) -> list[str]:
+    """Why what the incident shows makes ``action`` go the wrong way or repeat what is done:
+    a limit or a ruled-out value the message names, the side a key prefix is on, tensors
+    that are empty (:mod:`.named_limits`, :mod:`.key_prefix_sides`, :mod:`.empty_tensors`)."""
+    return [
+        *limit_violations(action, premises.limits, premises.ruled_out),
+        *prefix_violations(action, premises.keys),
+        *resize_violations(action, premises.facts),
+    ]
+
+
 def _step_actions(step: str) -> list[str]:
     """The action of each wording of a step, asides kept (they name its options)."""
     actions = []
@@ -234,7 +291,10 @@ def contradictions(meta: StepMetadata, premises: Premises, step: str = "") -> li
     for action in _step_actions(step) if step else [""]:
         reasons += [
             reason
-            for reason in option_contradictions(action, premises, meta.sets)
+            for reason in [
+                *option_contradictions(action, premises, meta.sets),
+                *shown_harms(action, premises),
+            ]
             if reason not in reasons
         ]
     if set(meta.variants) & premises.frameworks:
@@ -324,6 +384,7 @@ def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises)
         f"{reason}: move it away from the release the incident names as the cause"
         for reason in moves_towards((draft.action or "")[:_MAX_SCAN], premises.causes)
     ]
+    complaints += shown_harms((draft.action or "")[:_MAX_SCAN], premises)
     restated = _restated(draft, ctx)
     reasons = contradictions(restated[0], premises, restated[1]) if restated else []
     for said in said_steps(draft, ctx):
