@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from rca.corpus.sentences import split_sentences
+from rca.retrieval.frame_paths import evidence_path
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.incident_facts import fact_words, terms
 from rca.suggestion.premises import read_premises
@@ -73,7 +74,8 @@ def evidence_words(ctx: AnalysisContext) -> dict[str, list[tuple[str, int]]]:
     message (``advice`` for a sentence of generic advice), log lines, the inference context;
     the user's own frames' source lines (``own_code``, depth 0 the innermost) and function
     names (``own_name``); library frames' functions and source lines (``library``, depth 0
-    the innermost); and file names and modules (``path``). :func:`source_weight` weighs
+    the innermost); and file names and modules (``path``: a file name without the user's
+    directories, :func:`~rca.retrieval.frame_paths.evidence_path`). :func:`source_weight` weighs
     them for :func:`read_incident`; ``bench/step_evidence.py`` re-weighs them."""
     words: dict[str, list[tuple[str, int]]] = {}
 
@@ -89,7 +91,8 @@ def evidence_words(ctx: AnalysisContext) -> dict[str, list[tuple[str, int]]]:
         own = bool(frame.get("in_app"))
         add(str(frame.get("context_line") or ""), "own_code" if own else "library", depth[own])
         add(str(frame.get("function") or ""), "own_name" if own else "library", depth[own])
-        add(f"{frame.get('filename') or ''} {frame.get('module') or ''}", "path")
+        path = evidence_path(str(frame.get("filename") or ""))
+        add(f"{path} {frame.get('module') or ''}", "path")
         depth[own] += 1
     for entry in ctx.logs:
         text = entry.get("message") if isinstance(entry, dict) else entry
@@ -116,8 +119,9 @@ def _context_values(ctx: AnalysisContext) -> list[str]:
 
 
 def _frame_text(frame: Frame) -> str:
+    filename = evidence_path(str(frame.get("filename") or ""))
     return " ".join(
-        str(frame.get(key) or "") for key in ("filename", "function", "module", "context_line")
+        [filename, *(str(frame.get(key) or "") for key in ("function", "module", "context_line"))]
     )
 
 

@@ -1,0 +1,57 @@
+"""The part of a stack frame's file name that is evidence about a failure (pure).
+
+Where a user keeps their code (``/home/<user>/projects/...``, ``C:\\Users\\...``, a conda env's
+name, ``/workspace``, ``/content/drive``, ``/kaggle/working``) is arbitrary: another team hits
+the same failure under other directories. Its words must not count as incident words: a
+home directory says ``home``, which a ``CUDA_HOME`` runbook shares, so renaming the user's
+folders changed which runbook or step won. What a file name does tell is *whose code* the
+frame is in: an installed library's own tree (``torch/nn/modules/module.py`` under
+``site-packages``), the standard library's (``multiprocessing/pool.py``), or, for the user's
+own code, the file's basename (``train.py``). :func:`evidence_path` keeps exactly that; every
+reader of frame file names as words (the step ranker's words, the incident's frameworks)
+goes through it.
+"""
+
+from __future__ import annotations
+
+from ingest.linear_regex import compile as linear
+
+__all__ = ["evidence_path"]
+
+#: Directories that hold installed packages (pip, distro Python).
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
+#: ``python3.10`` (``lib/python3.10/...``, POSIX) or ``Python310`` (``Python310\\lib``, Windows).
+_INTERPRETER = linear(r"python\d+(?:\.\d+)?", ignore_case=True)
+_LIB = frozenset({"lib", "lib64"})
+
+
+def _parts(filename: str) -> list[str]:
+    return [part for part in filename.replace("\\", "/").split("/") if part]
+
+
+def _library_tree(parts: list[str]) -> list[str]:
+    """The path under the innermost installed-packages or standard-library directory;
+    empty when the file is in neither (the user's own code)."""
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i].lower() in _INSTALLED:
+            return parts[i + 1 :]
+    for i in range(len(parts) - 2, 0, -1):
+        before, part = parts[i - 1].lower(), parts[i].lower()
+        if (before in _LIB and _INTERPRETER.fullmatch(part)) or (
+            part in _LIB and _INTERPRETER.fullmatch(before)
+        ):
+            return parts[i + 1 :]
+    return []
+
+
+def evidence_path(filename: str) -> str:
+    """``filename`` without the user's directories: the library's own tree for a file under
+    ``site-packages`` / ``dist-packages`` or the standard library, else the basename.
+
+    ``/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py`` ->
+    ``torch/nn/modules/module.py``; ``/home/alice/proj/train.py`` -> ``train.py``;
+    ``<frozen importlib._bootstrap>`` stays as it is."""
+    parts = _parts(filename or "")
+    if not parts:
+        return ""
+    return "/".join(_library_tree(parts) or parts[-1:])
