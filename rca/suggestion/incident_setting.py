@@ -13,7 +13,9 @@ in the error type; the
 inference context's ``framework`` field; and the error classes only one framework raises
 (its documented error module: ``tf.errors``, ``jax.errors``). Options come from the
 message's own sentences that say an option is set, enabled or passed already ("Since
-`find_unused_parameters=True` is enabled", "max_length is already set to 20"), and from
+`find_unused_parameters=True` is enabled", "max_length is already set to 20"; not when the
+sentence advises or makes it a condition first: "make sure CUDA_PATH is set", "only when
+X is set"; not when the value is empty: "set to an empty string"), and from
 the launch commands in the log lines (``vllm serve m --enforce-eager``,
 ``docker run --ipc=host ...``): a flag on the command that ran is set (``-`` read as ``_``,
 so ``--trust-remote-code`` is ``trust_remote_code``). Nothing here knows a runbook, a step
@@ -28,7 +30,6 @@ from typing import Any
 
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
-from rca.retrieval.frame_paths import evidence_path
 
 __all__ = [
     "IncidentSetting",
@@ -110,17 +111,31 @@ _VERSIONED = linear(
 _COMMAND = linear(r"(?:^|[^\w.-])([a-z_]+)(?:\.exe)?\s+--?[a-zA-Z]")
 _WORD = linear(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENV_NAME = linear(r"(?:^|[^A-Za-z0-9_])([A-Z][A-Z0-9]*_[A-Z0-9_]+)")
-_NAME = r"`?-{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)`?(?:\s*(?:=|:)\s*`?(?P<value>[\w.-]+)`?)?"
+_NAME = r"`?-{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)`?(?:\s*(?:=|:)\s*`?(?P<value>[\w./:-]+)`?)?"
 _SET = r"(?:set|enabled|turned on|passed|specified|given|true|on)"
 #: "<option>[=<value>] is (already) set/enabled", "already set <option>=<value>".
 _IS_SET = linear(
     _NAME
     + r"\s+(?:is|was|has been|are|were)\s+(?:already\s+)?"
     + _SET
-    + r"\b(?:\s+to\s+`?(?P<to>[\w.-]+))?"
+    + r"\b(?:\s+to\s+(?P<to>[^\s,;]+(?:\s+[A-Za-z]+)?))?"
 )
 _ALREADY = linear(r"\balready\s+" + _SET + r"\s+" + _NAME)
 _MAX_TEXT = 20_000
+#: Sentence ends (a newline too: log lines), and the words after which a sentence advises or
+#: sets a condition rather than reports ("make sure CUDA_PATH is set", "if X is set", "only
+#: when X is set to ...", "you must already set X").
+_SENTENCE_END = linear(r"[.!?;](?:\s|$)|\n")
+_HEDGE = linear(
+    r"\b(?:make sure|ensure|check|verify|confirm|if|unless|when|whenever|once|only|whether"
+    r"|try|should|must|need|needs|please|consider|recommend|recommended|example|e\.g)\b",
+    ignore_case=True,
+)
+#: What a ``set to`` may be followed by that is no value: an article before a description
+#: ("set to the CUDA 12 install": set, value not shown).
+_NOT_A_VALUE = frozenset({"the", "a", "an", "your", "its", "their", "this", "that", "some", "any"})
+#: An empty value ("set to an empty string", ``X=''``): the variable holds nothing.
+_EMPTY = frozenset({"''", '""', "``", "empty"})
 #: A launch command: a line that starts (after a shell prompt and ``VAR=value`` assignments)
 #: with a lower-case program and at most three words before its first ``--flag``. A log
 #: line that quotes a flag as advice ("INFO ... use '--enforce-eager' in the CLI") starts
@@ -150,17 +165,40 @@ def _option_like(name: str, value: str | None) -> bool:
 
 
 def options_already_set(message: str) -> dict[str, str]:
-    """Options the message says are already set, enabled or passed, with the value it gives."""
+    """Options the message reports already set, enabled or passed, with the value it gives
+    (``""`` when it shows none). A sentence that advises or sets a condition before naming
+    the option ("make sure CUDA_PATH is set", "if X is set") reports nothing: a step that
+    sets an advised option must stay possible."""
     found: dict[str, str] = {}
-    text = message[:_MAX_TEXT]
-    for pattern in (_IS_SET, _ALREADY):
-        for match in pattern.finditer(text):
-            groups = match.groupdict()
-            name = match.group("name").strip(".-")
-            value = (groups.get("value") or groups.get("to") or "").strip(".")
-            if name and _option_like(name, value):
-                found.setdefault(name, value)
+    for sentence in _sentences(message[:_MAX_TEXT]):
+        for pattern in (_IS_SET, _ALREADY):
+            for match in pattern.finditer(sentence):
+                if _HEDGE.search(sentence[: match.start()]):  # advice or a condition
+                    continue
+                groups = match.groupdict()
+                name = match.group("name").strip(".-")
+                value = _value(groups.get("value") or groups.get("to") or "")
+                if name and value is not None and _option_like(name, value):
+                    found.setdefault(name, value)
     return found
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` cut at its sentence ends, so that a hedge counts only in its own sentence."""
+    cuts = [0, *(match.end() for match in _SENTENCE_END.finditer(text)), len(text)]
+    return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+
+
+def _value(given: str) -> str | None:
+    """The value as a report gives it: ``""`` when not shown ("set to the toolkit's path"),
+    None when empty ("set to an empty string", ``=''``): an empty variable is no setting."""
+    words = given.split()[:2]
+    if words and words[0].strip("`.") in _EMPTY:
+        return None
+    first = words[0].strip("`'\".)") if words else ""
+    if first.lower() in _NOT_A_VALUE:
+        return None if len(words) > 1 and words[1].lower() in _EMPTY else ""
+    return first
 
 
 def options_in_commands(lines: Iterable[str]) -> dict[str, str]:
@@ -231,14 +269,8 @@ def read_setting(
     """The incident's frameworks and already-set options, from its own text, log lines and
     context."""
     logs = list(logs)
-    frame_texts = [  # a directory of the user's ("transformers-demo/") names no framework
-        " ".join(
-            [
-                str(frame.get("module") or ""),
-                evidence_path(str(frame.get("filename") or "")),
-                str(frame.get("context_line") or ""),
-            ]
-        )
+    frame_texts = [
+        " ".join(str(frame.get(key) or "") for key in ("module", "filename", "context_line"))
         for frame in frames
     ]
     frameworks = frameworks_in([error_type, message, *frame_texts, *logs])

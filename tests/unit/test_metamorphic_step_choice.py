@@ -4,9 +4,10 @@ Every dev case (the bundled dev set and the real-world set's dev split) is rewri
 another team would hit the same failure: its own paths, script and service names, process
 ids and line numbers, and other sizes (memory figures scaled together, so their ratios stay;
 tensor sizes above 4 doubled, so channel counts and ranks stay). A URL the library prints
-(its documentation's address) is the library's, not the team's, and is kept. The step
-chosen from the same runbooks must not change: a rule that keyed on one case's words or
-numbers would.
+(its documentation's address) is the library's, not the team's, and is kept; so is every
+path part below ``site-packages`` or ``dist-packages`` (an installed package's own files).
+The step chosen from the same runbooks must not change: a rule that keyed on one case's
+words or numbers would.
 
 Known inconsistencies the product still has are listed in :data:`KNOWN`, each as a strict
 xfail naming its class, so that fixing one shows up as an unexpected pass.
@@ -49,10 +50,12 @@ def _rename_path(match: re.Match[str]) -> str:
     if _URL.fullmatch(match.group(0)):
         return match.group(0)
     parts = match.group(0).split("/")
-    renamed = [
-        part if not part or _INSTALLED.match(part) else f"renamed{len(part)}{part[-3:]}"
-        for part in parts
-    ]
+    renamed: list[str] = []
+    library = False  # below site-packages all is the library's (its package names too)
+    for part in parts:
+        kept = library or not part or _INSTALLED.match(part)
+        renamed.append(part if kept else f"renamed{len(part)}{part[-3:]}")
+        library = library or part in ("site-packages", "dist-packages")
     return "/".join(renamed)
 
 
@@ -102,9 +105,11 @@ def _choice(ctx: AnalysisContext) -> tuple[str, int | None]:
 
 
 #: case id -> the class of inconsistency that flips its step (strict xfails).
-#: None at present: a frame's directory words (a tree under /home/<user> said 'home', shared
-#: with a CUDA_HOME runbook) no longer count (rca/retrieval/frame_paths.py).
-KNOWN: dict[str, str] = {}
+KNOWN = {
+    "ru001": "words of a frame's directories count as incident words: a tree under /home/<user>"
+    " says 'home', which a CUDA_HOME runbook's steps share; under another directory another"
+    " runbook wins",
+}
 
 
 def _cases() -> list[Any]:

@@ -45,9 +45,12 @@ def test_options_are_read_from_set_enabled_and_already_phrasings() -> None:
 
 def test_no_dev_message_claims_an_option_it_only_advises() -> None:
     """Real messages advise options ("try increasing `gpu_memory_utilization`", "passing
-    find_unused_parameters=True"); none of the dev ones says one is already set."""
+    find_unused_parameters=True"); the one dev message read as having one set reports it:
+    onnxruntime's "CUDA_PATH is set but CUDA wasnt able to be loaded" (its value unshown)."""
     claimed = {c["id"]: options_already_set(c["message"]) for c in dev_cases()}
-    assert {case_id: options for case_id, options in claimed.items() if options} == {}
+    assert {case_id: options for case_id, options in claimed.items() if options} == {
+        "rd019": {"CUDA_PATH": ""}
+    }
 
 
 def test_frameworks_come_from_code_not_from_prose() -> None:
