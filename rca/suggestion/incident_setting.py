@@ -30,6 +30,7 @@ from typing import Any
 
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
+from rca.retrieval.frame_paths import evidence_path
 
 __all__ = [
     "IncidentSetting",
@@ -269,8 +270,14 @@ def read_setting(
     """The incident's frameworks and already-set options, from its own text, log lines and
     context."""
     logs = list(logs)
-    frame_texts = [
-        " ".join(str(frame.get(key) or "") for key in ("module", "filename", "context_line"))
+    frame_texts = [  # a directory of the user's ("transformers-demo/") names no framework
+        " ".join(
+            [
+                str(frame.get("module") or ""),
+                evidence_path(str(frame.get("filename") or "")),
+                str(frame.get("context_line") or ""),
+            ]
+        )
         for frame in frames
     ]
     frameworks = frameworks_in([error_type, message, *frame_texts, *logs])

@@ -105,11 +105,9 @@ def _choice(ctx: AnalysisContext) -> tuple[str, int | None]:
 
 
 #: case id -> the class of inconsistency that flips its step (strict xfails).
-KNOWN = {
-    "ru001": "words of a frame's directories count as incident words: a tree under /home/<user>"
-    " says 'home', which a CUDA_HOME runbook's steps share; under another directory another"
-    " runbook wins",
-}
+#: None at present: a frame's directory words (a tree under /home/<user> said 'home', shared
+#: with a CUDA_HOME runbook) no longer count (rca/retrieval/frame_paths.py).
+KNOWN: dict[str, str] = {}
 
 
 def _cases() -> list[Any]:
