@@ -105,9 +105,14 @@ def _choice(ctx: AnalysisContext) -> tuple[str, int | None]:
 
 
 #: case id -> the class of inconsistency that flips its step (strict xfails).
-#: None at present: a frame's directory words (a tree under /home/<user> said 'home', shared
-#: with a CUDA_HOME runbook) no longer count (rca/retrieval/frame_paths.py).
-KNOWN: dict[str, str] = {}
+#: A frame's directory words (a tree under /home/<user> said 'home', shared with a CUDA_HOME
+#: runbook) no longer count (rca/retrieval/frame_paths.py); a log line's still do.
+KNOWN: dict[str, str] = {
+    "rj004": "directory words of the user's own paths in log lines count as incident words:"
+    " a launch command's host path .../Triton/model_repository says 'triton', which picks the"
+    " Triton runbook; renamed, a TorchServe runbook wins (the 'tritonserver' image and command"
+    " are kept but do not count as 'triton')",
+}
 
 
 def _cases() -> list[Any]:
