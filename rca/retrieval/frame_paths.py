@@ -9,14 +9,15 @@ frame is in: an installed library's own tree (``torch/nn/modules/module.py`` und
 ``site-packages``), the standard library's (``multiprocessing/pool.py``), or, for the user's
 own code, the file's basename (``train.py``). :func:`evidence_path` keeps exactly that; every
 reader of frame file names as words (the step ranker's words, the incident's frameworks)
-goes through it.
+goes through it. The same holds for paths a message or log line prints (a ``docker run -v``
+host directory, a checkpoint's folder): :func:`evidence_text` reduces each the same way.
 """
 
 from __future__ import annotations
 
 from ingest.linear_regex import compile as linear
 
-__all__ = ["evidence_path"]
+__all__ = ["evidence_path", "evidence_text"]
 
 #: Directories that hold installed packages (pip, distro Python).
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
@@ -55,3 +56,27 @@ def evidence_path(filename: str) -> str:
     if not parts:
         return ""
     return "/".join(_library_tree(parts) or parts[-1:])
+
+
+#: A URL (kept: its address is the library's documentation or hub, not the user's tree), a
+#: Windows path (``C:\\...``), or a token with two or more ``/`` (``/data/x/repo``,
+#: ``../c10/cuda/x.cpp``); RE2, so linear in the text whatever it holds.
+_PATH_TOKEN = linear(
+    r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>]*"
+    r"|[A-Za-z]:\\[\w.@+~\-\\/]*"
+    r"|[\w.@+~\-]*(?:/[\w.@+~\-]*){2,}"
+)
+
+
+def _reduced(token: str) -> str:
+    if "://" in token:
+        return token
+    return evidence_path(token) or token
+
+
+def evidence_text(text: str) -> str:
+    """``text`` with every path it prints reduced by :func:`evidence_path`, so that the
+    user's directories (``-v /data/Triton/model_repository:/models``) say nothing while a
+    library file (``/usr/local/cuda/lib64/libcudnn.so.8`` -> ``libcudnn.so.8``) and an
+    installed package's tree still do. URLs stay as they are."""
+    return _PATH_TOKEN.sub(lambda match: _reduced(match.group(0)), text)

@@ -30,7 +30,7 @@ from typing import Any
 
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
-from rca.retrieval.frame_paths import evidence_path
+from rca.retrieval.frame_paths import evidence_path, evidence_text
 
 __all__ = [
     "IncidentSetting",
@@ -280,7 +280,9 @@ def read_setting(
         )
         for frame in frames
     ]
-    frameworks = frameworks_in([error_type, message, *frame_texts, *logs])
+    # A path's directories are the user's ("-v /data/Triton/repo"): read as frames' are.
+    texts = [evidence_text(text) for text in (message, *logs)]
+    frameworks = frameworks_in([error_type, *texts, *frame_texts])
     frameworks |= _error_type_frameworks(error_type)
     declared = str((inference_context or {}).get("framework") or "").strip().lower()
     if declared in _CONTEXT_NAMES:

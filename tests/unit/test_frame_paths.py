@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from ingest.parsing.frames import make_frame
-from rca.retrieval.frame_paths import evidence_path
+from ingest.parsing.logs import parse_logs
+from rca.retrieval.frame_paths import evidence_path, evidence_text
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.incident_setting import read_setting
 from rca.suggestion.providers.incident_view import evidence_words, read_incident
@@ -90,3 +91,70 @@ def test_a_framework_is_read_from_a_librarys_tree_not_from_a_users_folder() -> N
         make_frame(filename="/opt/conda/lib/python3.10/site-packages/jax/_src/api.py"),
     ]
     assert read_setting("RuntimeError", "boom", installed).frameworks == {"jax"}
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "docker run -v /Users/darren/Desktop/Nvidia/Triton/model_repository:/models"
+            " nvcr.io/nvidia/tritonserver:22.09-py3 tritonserver --model-repository=/models",
+            "docker run -v model_repository:/models tritonserver:22.09-py3 tritonserver"
+            " --model-repository=/models",
+        ),
+        ("failed to stat file /models/yolox_onnx/1/model.onnx", "failed to stat file model.onnx"),
+        (  # a library's file keeps its name, an installed package its tree
+            "OSError: /usr/local/cuda/lib64/libcudnn.so.8: cannot open shared object file",
+            "OSError: libcudnn.so.8: cannot open shared object file",
+        ),
+        (
+            'File "/home/alice/.venv/lib/python3.11/site-packages/torch/cuda/__init__.py"',
+            'File "torch/cuda/__init__.py"',
+        ),
+        (r"saved to C:\Users\Dave\runs\exp3\last.pt", "saved to last.pt"),
+        ("../c10/cuda/CUDACachingAllocator.cpp:1024", "CUDACachingAllocator.cpp:1024"),
+        (  # a URL is the library's address, kept whole
+            "see https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
+            "see https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
+        ),
+        ("expected input[2, 3] (got 3/4 of the batch) and/or a mask", None),
+        ("// a comment", None),
+    ],
+)
+def test_a_path_in_a_message_or_log_line_keeps_only_its_evidence(
+    text: str, kept: str | None
+) -> None:
+    assert evidence_text(text) == (text if kept is None else kept)
+
+
+def _launch(host_dir: str) -> AnalysisContext:
+    return AnalysisContext(
+        error_type="none (model load failure)",
+        message="failed to load 'detector' version 1: Internal: failed to stat file"
+        " /models/detector/1/model.onnx",
+        logs=parse_logs(
+            [
+                f"docker run --gpus all -v {host_dir}:/models"
+                " nvcr.io/nvidia/tritonserver:24.01-py3 tritonserver --model-repository=/models"
+            ]
+        ),
+    )
+
+
+def test_a_log_lines_host_directories_say_nothing_to_the_step_ranker() -> None:
+    named, plain = _launch("/data/TorchServe/cuda_home/repo"), _launch("/srv/team-b/repo")
+    words = evidence_words(named)
+    assert not {"torchserve", "cuda_home", "data"} & words.keys()
+    assert words.keys() == evidence_words(plain).keys()
+    assert read_incident(named) == read_incident(plain)
+    assert {"tritonserver", "model", "onnx"} <= words.keys()  # what the failure says stays
+
+
+def test_a_framework_is_not_read_from_a_users_folder_in_a_log_line() -> None:
+    users_folder = ["python /home/me/jax/experiments/train.py --lr 3e-4"]
+    assert read_setting("RuntimeError", "boom", logs=users_folder).frameworks == frozenset()
+    installed = ['  File "/opt/conda/lib/python3.10/site-packages/jax/_src/api.py", line 3']
+    assert read_setting("RuntimeError", "boom", logs=installed).frameworks == {"jax"}
+    # the options a launch command sets are still read from the line as written
+    options = read_setting("RuntimeError", "boom", logs=users_folder).options_set
+    assert options.get("lr") == "3e-4"

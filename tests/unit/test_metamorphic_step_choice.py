@@ -30,11 +30,12 @@ from tests.support.dev_cases import dev_cases
 from tests.support.evidence import bundled_runbooks
 
 #: Path segments that belong to installed software, kept as they are (the rest is the
-#: user's own tree and gets renamed).
+#: user's own tree and gets renamed). A C++ source file an error names is the library's
+#: build tree's (``ProcessGroupNCCL.cpp``), as lower-case ones (``cuda_graph.cc``) were.
 _INSTALLED = re.compile(
     r"^(?:site-packages|dist-packages|lib|python\d(?:\.\d+)?|usr|local|bin|opt|conda|envs"
     r"|anaconda\d?|miniconda\d?|venv|\.venv|torch|tensorflow|keras|jax|transformers|nn"
-    r"|modules|functional|utils|data|cuda|__init__\.py|[a-z_]+\.(?:cc|cpp|h))$"
+    r"|modules|functional|utils|data|cuda|__init__\.py|[A-Za-z_]+\.(?:cc|cpp|h))$"
 )
 _PATH = re.compile(r"(?<![\w.])(/[\w.\-]+)+/?")
 #: An address the library prints (its documentation, a model hub): not the user's tree.
@@ -105,14 +106,11 @@ def _choice(ctx: AnalysisContext) -> tuple[str, int | None]:
 
 
 #: case id -> the class of inconsistency that flips its step (strict xfails).
-#: A frame's directory words (a tree under /home/<user> said 'home', shared with a CUDA_HOME
-#: runbook) no longer count (rca/retrieval/frame_paths.py); a log line's still do.
-KNOWN: dict[str, str] = {
-    "rj004": "directory words of the user's own paths in log lines count as incident words:"
-    " a launch command's host path .../Triton/model_repository says 'triton', which picks the"
-    " Triton runbook; renamed, a TorchServe runbook wins (the 'tritonserver' image and command"
-    " are kept but do not count as 'triton')",
-}
+#: None at present: the directory words of a frame's file (a tree under /home/<user> said
+#: 'home', shared with a CUDA_HOME runbook) and of a path a log line or message prints (a
+#: ``docker run -v`` host path .../Triton/model_repository said 'triton') no longer count
+#: (rca/retrieval/frame_paths.py).
+KNOWN: dict[str, str] = {}
 
 
 def _cases() -> list[Any]:

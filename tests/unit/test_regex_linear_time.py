@@ -33,6 +33,7 @@ from ingest.parsing.stacktrace import parse_stacktrace
 from ingest.scrubbing import scrub_text
 from rca.corpus import files as corpus
 from rca.retrieval import signals
+from rca.retrieval.frame_paths import evidence_text
 from rca.retrieval.tokens import tokenize
 from rca.suggestion import validation
 from rca.suggestion.prompts import render, untrusted
@@ -60,6 +61,7 @@ UNTRUSTED_TEXT_MODULES = [
     "rca.suggestion.premises",
     "rca.suggestion.providers.incident_view",
     "rca.suggestion.providers.wording",
+    "rca.retrieval.frame_paths",
     "rca.retrieval.signals",
     "rca.retrieval.tokens",
 ]
@@ -286,6 +288,7 @@ def _every_function(text: str) -> None:
     signals.normalise_message(text)
     signals.build_signals({"error_type": "RuntimeError", "message": text, "stacktrace": text})
     tokenize(text)
+    evidence_text(text)
     for runbook in RUNBOOKS:
         corpus.match_signals(runbook, text)
     scrub_text(text)

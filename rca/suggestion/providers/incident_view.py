@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from rca.corpus.sentences import split_sentences
-from rca.retrieval.frame_paths import evidence_path
+from rca.retrieval.frame_paths import evidence_path, evidence_text
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.incident_facts import fact_words, terms
 from rca.suggestion.premises import read_premises
@@ -59,8 +59,19 @@ def whole_words(text: str) -> set[str]:
 
 
 def _sentences(message: str) -> list[str]:
-    """The message's sentences: each line of it split by the corpus's one sentence rule."""
-    return [piece for line in message.splitlines() for piece in split_sentences(line)]
+    """The message's sentences: each line of it split by the corpus's one sentence rule,
+    the paths it prints without the user's directories (:func:`_log_text`)."""
+    return [
+        piece for line in evidence_text(message).splitlines() for piece in split_sentences(line)
+    ]
+
+
+def _log_text(entry: object) -> str:
+    """A log entry's text (a dict's ``message``) with each path it prints reduced to its
+    evidence (:func:`~rca.retrieval.frame_paths.evidence_text`): a launch command's host
+    directory (``-v /data/Triton/repo:/models``) is the user's, not the failure's."""
+    text = entry.get("message") if isinstance(entry, dict) else entry
+    return evidence_text(str(text or ""))
 
 
 #: Where an incident says a word (:func:`evidence_words`), the ``source`` of its weight.
@@ -71,7 +82,8 @@ def evidence_words(ctx: AnalysisContext) -> dict[str, list[tuple[str, int]]]:
     """Each word of the incident with every place it is said, as ``(source, depth)``.
 
     Structural, like the retrieval query (:mod:`rca.retrieval.query`): the error type and
-    message (``advice`` for a sentence of generic advice), log lines, the inference context;
+    message (``advice`` for a sentence of generic advice), log lines (both with the paths
+    they print reduced as frame files are), the inference context;
     the user's own frames' source lines (``own_code``, depth 0 the innermost) and function
     names (``own_name``); library frames' functions and source lines (``library``, depth 0
     the innermost); and file names and modules (``path``: a file name without the user's
@@ -95,8 +107,7 @@ def evidence_words(ctx: AnalysisContext) -> dict[str, list[tuple[str, int]]]:
         add(f"{path} {frame.get('module') or ''}", "path")
         depth[own] += 1
     for entry in ctx.logs:
-        text = entry.get("message") if isinstance(entry, dict) else entry
-        add(str(text or ""), "log")
+        add(_log_text(entry), "log")
     add(" ".join(_context_values(ctx)), "context")
     return words
 
@@ -152,10 +163,7 @@ def read_incident(ctx: AnalysisContext, weights: OfflineWeights = WEIGHTS) -> In
     message = ctx.message or ""
     texts = [ctx.error_type or "", ctx.error_type or "", *_sentences(message)]
     texts += [_frame_text(frame) for frame in ctx.frames]
-    texts += [
-        str((entry.get("message") if isinstance(entry, dict) else entry) or "")
-        for entry in ctx.logs
-    ]
+    texts += [_log_text(entry) for entry in ctx.logs]
     texts.append(" ".join(_context_values(ctx)))
     whole = whole_words("\n".join(texts))
     bias = weights.serving_context_bias if ctx.inference_context else 0
