@@ -22,12 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rca.retrieval.weights import FusionWeights
 
-__all__ = ["PLAIN_PAGES", "SEEDS", "admissible", "noise_incidents", "noise_trial"]
+if TYPE_CHECKING:
+    from rca.retrieval.index import CorpusIndex
+
+__all__ = ["PLAIN_PAGES", "SEEDS", "admissible", "noise_incidents", "noise_index", "noise_trial"]
 
 #: Seeds of the noise; a setting must pass every one (600 noise rankings in all).
 SEEDS: tuple[int, ...] = tuple(range(10))
@@ -100,18 +104,27 @@ def noise_incidents() -> list[tuple[str, str, str]]:
     )
 
 
-def noise_trial(weights: FusionWeights, seed: int) -> tuple[int, int]:
-    """(right with fusion over noise cosines, right with the lexical ranking) of the 60."""
+def noise_index(seed: int) -> tuple[CorpusIndex, np.random.Generator]:
+    """The guard's plain pages indexed with seeded random unit vectors for chunk
+    embeddings, and the generator to draw the incidents' noise from next (one procedure
+    for every caller, so a seed means the same trial everywhere)."""
     from rca.corpus.files import parse_runbook
-    from rca.retrieval.hybrid import search
     from rca.retrieval.index import index_from_runbooks
-    from rca.retrieval.signals import build_signals
 
     pages = [parse_runbook(text, source=f"{slug}.md") for slug, text in PLAIN_PAGES.items()]
     index = index_from_runbooks(pages, embed=False)
     rng = np.random.default_rng(seed)
     rows = rng.normal(size=(len(index.chunk_texts), DIMENSIONS)).astype(np.float32)
     index.embeddings = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return index, rng
+
+
+def noise_trial(weights: FusionWeights, seed: int) -> tuple[int, int]:
+    """(right with fusion over noise cosines, right with the lexical ranking) of the 60."""
+    from rca.retrieval.hybrid import search
+    from rca.retrieval.signals import build_signals
+
+    index, rng = noise_index(seed)
     lexical = fused = 0
     for slug, error_type, message in noise_incidents():
         signals = build_signals({"error_type": error_type, "message": message})

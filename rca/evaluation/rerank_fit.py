@@ -139,17 +139,11 @@ def _reordered(g: Candidates, model: RerankModel) -> list[int]:
 def guard_passes(model: RerankModel, seeds: Sequence[int] | None = None) -> bool:
     """The noise guard's procedure with re-ranking after fusion: per seed, at least as many
     of its 60 incidents right as the lexical ranking (BM25 and signals, not re-ranked)."""
-    from rca.corpus.files import parse_runbook
-    from rca.evaluation.noise_guard import DIMENSIONS, PLAIN_PAGES, SEEDS, noise_incidents
+    from rca.evaluation.noise_guard import DIMENSIONS, SEEDS, noise_incidents, noise_index
     from rca.retrieval.hybrid import gather, rank
-    from rca.retrieval.index import index_from_runbooks
 
-    pages = [parse_runbook(text, source=f"{slug}.md") for slug, text in PLAIN_PAGES.items()]
-    index = index_from_runbooks(pages, embed=False)
     for seed in SEEDS if seeds is None else seeds:
-        rng = np.random.default_rng(seed)
-        rows = rng.normal(size=(len(index.chunk_texts), DIMENSIONS)).astype(np.float32)
-        index.embeddings = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+        index, rng = noise_index(seed)
         lexical = fused_right = 0
         for slug, error_type, message in noise_incidents():
             sig = build_signals({"error_type": error_type, "message": message})
