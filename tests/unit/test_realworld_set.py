@@ -25,6 +25,7 @@ FIFTH_HOLDOUT = "cases-m.jsonl"
 SIXTH_HOLDOUT = "cases-q.jsonl"
 SEVENTH_HOLDOUT = "cases-r.jsonl"
 EIGHTH_HOLDOUT = "cases-v.jsonl"
+NINTH_HOLDOUT = "cases-x.jsonl"
 FRESH_HOLDOUTS = {
     "holdout2",
     "holdout3",
@@ -33,9 +34,10 @@ FRESH_HOLDOUTS = {
     "holdout6",
     "holdout7",
     "holdout8",
+    "holdout9",
 }
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second to eighth holdouts cover each of them.
+# Framework groups of issue 16; the second to ninth holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -277,5 +279,21 @@ def test_the_eighth_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != EIGHTH_HOLDOUT and c["split"] == "holdout8"]
     assert not elsewhere, f"holdout8 lines outside {EIGHTH_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in eighth) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 3}
+    assert not thin, f"framework groups with fewer than 3 cases: {thin}"
+
+
+def test_the_ninth_holdout_is_its_own_file_and_covers_every_group():
+    """cases-x.jsonl is a ninth fresh holdout (issue 16), built like cases-v: only
+    `holdout9` lines, `rx` ids, and `holdout9` appears nowhere else."""
+    if not (REALWORLD_DIR / NINTH_HOLDOUT).exists():
+        pytest.skip(f"{NINTH_HOLDOUT} not present")
+    ninth = [case for name, _, case in CASES if name == NINTH_HOLDOUT]
+    assert len(ninth) >= 42
+    assert all(case["split"] == "holdout9" for case in ninth)
+    assert all(case["id"].startswith("rx") for case in ninth)
+    elsewhere = [c["id"] for n, _, c in CASES if n != NINTH_HOLDOUT and c["split"] == "holdout9"]
+    assert not elsewhere, f"holdout9 lines outside {NINTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in ninth) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 3}
     assert not thin, f"framework groups with fewer than 3 cases: {thin}"
