@@ -200,6 +200,22 @@ FACTS: dict[str, str] = {
     "state-dict-prefix-on-checkpoint-side": (
         "the checkpoint's keys carry the prefix and the model's do not: a wrapped model's save"
     ),
+    "runs-training": "the failing code is a training run (backward, optimizer step, fit, Trainer)",
+    "runs-serving": (
+        "the failing code is a serving or inference run (an engine, generate, predict, requests)"
+        " and shows no training loop"
+    ),
+    "cpu-instruction-missing": (
+        "the process died of an illegal instruction (SIGILL): the CPU lacks an instruction set"
+        " (AVX, AVX2) the prebuilt binary uses"
+    ),
+    "custom-operator-unregistered": (
+        "the ONNX model uses an operator outside the standard ONNX domains that has no"
+        " registered implementation (a custom op)"
+    ),
+    "gpu-libraries-not-loaded": (
+        "a GPU build is installed but the CUDA/cuDNN libraries it needs failed to load"
+    ),
 }
 
 #: The frameworks ``api`` may name: those :mod:`rca.suggestion.incident_setting` detects.

@@ -25,6 +25,7 @@ from rca.suggestion.oom_figures import (
     memory_facts,
     read_oom_figures,
 )
+from rca.suggestion.platform_facts import platform_facts
 from rca.suggestion.state_dict_keys import key_facts, key_prefix
 from rca.suggestion.version_pairs import version_facts
 
@@ -105,7 +106,8 @@ def incident_facts(
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")
-    return frozenset(facts | environment_facts(texts) | version_facts(texts[0], texts[1:]))
+    facts |= environment_facts(texts) | platform_facts(texts)
+    return frozenset(facts | version_facts(texts[0], texts[1:]))
 
 
 def fact_words(message: str, diffs: Sequence[ShapeDiff]) -> frozenset[str]:

@@ -76,6 +76,7 @@ from rca.suggestion.step_options import (
 )
 from rca.suggestion.step_tensors import repeated_tensor_targets
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
+from rca.suggestion.training_or_serving import mode_contradictions, run_facts
 
 if TYPE_CHECKING:
     from rca.suggestion.context import AnalysisContext
@@ -176,7 +177,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     message = ctx.message or ""
     setting = setting_of(ctx)
     facts = incident_facts(message, list(ctx.shape_diff), _code_texts(ctx))
-    facts |= drift_facts(read_drift(message, ctx.frames, log_texts(ctx.logs)))
+    facts |= drift_facts(read_drift(message, ctx.frames, log_texts(ctx.logs))) | run_facts(ctx)
     shown = read_shown_options(message, log_texts(ctx.logs), ctx.frames, ctx.inference_context)
     options = dict(shown.options.values())
     for name, value in setting.options_set.items():
@@ -287,7 +288,7 @@ def contradictions(meta: StepMetadata, premises: Premises, step: str = "") -> li
     those its ``sets`` names are checked with the values it gives them."""
     reasons = [
         f"the incident shows {FACTS[fact]}" for fact in meta.unless if fact in premises.facts
-    ]
+    ] + mode_contradictions(meta.mode, premises.facts)
     for action in _step_actions(step) if step else [""]:
         reasons += [
             reason

@@ -59,6 +59,8 @@ UNTRUSTED_TEXT_MODULES = [
     "rca.suggestion.incident_facts",
     "rca.suggestion.incident_setting",
     "rca.suggestion.premises",
+    "rca.suggestion.platform_facts",
+    "rca.suggestion.training_or_serving",
     "rca.suggestion.providers.incident_view",
     "rca.suggestion.providers.wording",
     "rca.retrieval.frame_paths",

@@ -1,0 +1,111 @@
+"""Facts about what the platform under the code lacks: a CPU instruction, an operator's
+kernel, the GPU build's own libraries.
+
+Three failures that look like others and take other fixes:
+
+- ``cpu-instruction-missing``: the process died of SIGILL ("Illegal instruction (core
+  dumped)", "signal: illegal instruction", the kernel's "trap invalid opcode", TensorFlow's
+  "compiled to use AVX instructions, but these aren't available"). A prebuilt binary uses
+  an instruction set (AVX, AVX2, AVX-512) the CPU or its VM lacks; it is not memory. A GPU
+  kernel's "an illegal instruction was encountered" (a CUDA error) is not this fact.
+- ``custom-operator-unregistered``: ONNX Runtime or the ONNX checker names an operator it
+  has no schema or kernel for ("X is not a registered function/op", "No Op registered for
+  X", "Could not find an implementation for X(N) node"), and that operator is in a
+  non-standard domain (``my_ops:Inverse2``) or is no standard ONNX operator at all
+  (:mod:`.onnx_operators`). No opset or provider change helps; the op's library must be
+  registered (or the op replaced at export).
+- ``gpu-libraries-not-loaded``: a GPU build is installed but the CUDA libraries it needs
+  did not load: TensorFlow's "Could not load dynamic library 'libcudart.so.11.0'" and
+  "Cannot dlopen some GPU libraries", ONNX Runtime's "Failed to load library
+  libonnxruntime_providers_cuda.so" (not the bare "Failed to create CUDAExecutionProvider",
+  which a CPU package shadowing the GPU one prints too), a ``+cu``
+  torch wheel with ``torch.cuda.is_available()`` False. Installing "the GPU build" again
+  cannot help; the matching CUDA/cuDNN libraries (or their path) can.
+
+Which steps a fact selects or rules out is runbook data (``fits`` / ``unless``). Every
+pattern is linear-time (:mod:`ingest.linear_regex`) over capped lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ingest.linear_regex import compile as linear
+from rca.suggestion.onnx_operators import STANDARD_DOMAINS, STANDARD_OPERATORS
+
+__all__ = ["platform_facts", "unregistered_operators"]
+
+_MAX_LINES = 800
+_MAX_LINE = 2000
+
+_SIGILL = linear(
+    r"\billegal instruction\b|\bSIGILL\b|\btrap invalid opcode\b|\binvalid opcode\b"
+    r"|\bcompiled to use \w+[^\n]{0,60}instructions?, but these (?:are(?:n.t| not)|is not)"
+    r" available",
+    ignore_case=True,
+)
+#: A GPU kernel's fault, reported by CUDA: another failure with the same words.
+_GPU_ILLEGAL = linear(
+    r"illegal instruction was encountered|cudaErrorIllegalInstruction"
+    r"|CUDA_ERROR_ILLEGAL_INSTRUCTION|\bCUDA error\b",
+    ignore_case=True,
+)
+_OPERATOR = r"(?P<op>[A-Za-z_][\w.]*(?::[A-Za-z_][\w.]*)?)"
+_UNREGISTERED = (
+    linear(rf"{_OPERATOR}(?:\(-?\d+\))?\s+is not a registered function/op"),
+    linear(rf"No Op registered for\s+{_OPERATOR}\s+with domain_version"),
+    linear(rf"Could not find an implementation for (?:the )?(?:node )?{_OPERATOR}\(-?\d+\)"),
+)
+#: Library files and messages of a GPU build that failed to load what it needs.
+_GPU_LIBS_FAILED = linear(
+    r"Could not load dynamic library\s+'?\"?(?:lib)?(?:cudart|cublas|cublasLt|cufft|curand"
+    r"|cusolver|cusparse|cudnn|nvinfer|nccl)\w*"
+    r"|Cannot dlopen some GPU libraries"
+    r"|Failed to load (?:library|shared library)\s+\S*onnxruntime_providers_(?:cuda|tensorrt)"
+    r"|LoadLibrary failed with error \d+[^\n]{0,80}onnxruntime_providers_(?:cuda|tensorrt)",
+    ignore_case=True,
+)
+_CUDA_WHEEL = linear(r"\b\d+\.\d+(?:\.\d+)?\+cu\d{2,3}\b")
+_NOT_AVAILABLE = linear(r"cuda\.is_available\(\)[^\n]{0,40}\bFalse\b", ignore_case=True)
+
+
+def _lines(texts: Iterable[str]) -> list[str]:
+    lines: list[str] = []
+    for text in texts:
+        lines.extend(line[:_MAX_LINE] for line in text.splitlines()[:_MAX_LINES])
+        if len(lines) >= _MAX_LINES:
+            break
+    return lines[:_MAX_LINES]
+
+
+def unregistered_operators(lines: Sequence[str]) -> list[str]:
+    """The operators (``domain:Op`` or ``Op``) the lines say have no schema or kernel."""
+    found: list[str] = []
+    for line in lines:
+        for pattern in _UNREGISTERED:
+            found.extend(match.group("op") for match in pattern.finditer(line))
+    return list(dict.fromkeys(found))[:20]
+
+
+def _is_custom(operator: str) -> bool:
+    """Whether an operator named in a message is outside the standard ONNX domains."""
+    domain, _, name = operator.rpartition(":")
+    if domain not in STANDARD_DOMAINS:
+        return True
+    return name.rpartition(".")[2] not in STANDARD_OPERATORS
+
+
+def platform_facts(texts: Sequence[str]) -> set[str]:
+    """The platform facts the texts (message, frame lines, log lines) show."""
+    lines = _lines(texts)
+    facts: set[str] = set()
+    if any(_SIGILL.search(line) and not _GPU_ILLEGAL.search(line) for line in lines):
+        facts.add("cpu-instruction-missing")
+    if any(_is_custom(op) for op in unregistered_operators(lines)):
+        facts.add("custom-operator-unregistered")
+    if any(_GPU_LIBS_FAILED.search(line) for line in lines) or (
+        any(_CUDA_WHEEL.search(line) for line in lines)
+        and any(_NOT_AVAILABLE.search(line) for line in lines)
+    ):
+        facts.add("gpu-libraries-not-loaded")
+    return facts
