@@ -29,6 +29,7 @@ import numpy as np
 from rca.retrieval.weights import FusionWeights
 
 if TYPE_CHECKING:
+    from rca.retrieval.hybrid import Evidence
     from rca.retrieval.index import CorpusIndex
 
 __all__ = ["PLAIN_PAGES", "SEEDS", "admissible", "noise_incidents", "noise_index", "noise_trial"]
@@ -119,18 +120,32 @@ def noise_index(seed: int) -> tuple[CorpusIndex, np.random.Generator]:
     return index, rng
 
 
-def noise_trial(weights: FusionWeights, seed: int) -> tuple[int, int]:
-    """(right with fusion over noise cosines, right with the lexical ranking) of the 60."""
-    from rca.retrieval.hybrid import search
+@lru_cache(maxsize=len(SEEDS))
+def _trial_evidence(seed: int) -> tuple[CorpusIndex, list[tuple[str, Evidence, Evidence]]]:
+    """The seed's index and, per incident, (right page, lexical evidence, evidence with a
+    noise cosine): gathered once, ranked under every setting (evidence does not depend on
+    the weights; the grid has 162 settings)."""
+    from rca.retrieval.hybrid import gather
     from rca.retrieval.signals import build_signals
 
     index, rng = noise_index(seed)
-    lexical = fused = 0
+    trials = []
     for slug, error_type, message in noise_incidents():
         signals = build_signals({"error_type": error_type, "message": message})
         noise = rng.normal(size=DIMENSIONS)
-        lexical += search(signals, None, k=1, index=index, weights=weights)[0].slug == slug
-        fused += search(signals, noise.tolist(), k=1, index=index, weights=weights)[0].slug == slug
+        trials.append((slug, gather(signals, None, index), gather(signals, noise.tolist(), index)))
+    return index, trials
+
+
+def noise_trial(weights: FusionWeights, seed: int) -> tuple[int, int]:
+    """(right with fusion over noise cosines, right with the lexical ranking) of the 60."""
+    from rca.retrieval.hybrid import rank
+
+    index, trials = _trial_evidence(seed)
+    lexical = fused = 0
+    for slug, plain, noisy in trials:
+        lexical += index.slugs[rank(plain, weights=weights, k=1)[0][0]] == slug
+        fused += index.slugs[rank(noisy, weights=weights, k=1)[0][0]] == slug
     return fused, lexical
 
 

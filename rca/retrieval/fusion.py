@@ -4,7 +4,8 @@ Three strategies, all kept so ``rca eval`` can compare them on any corpus; every
 in :class:`rca.retrieval.weights.FusionWeights`:
 
 - ``calibrated`` (the default): BM25 / its max, plus a fixed multiple of the raw cosine,
-  plus the signal prior. Raw cosine keeps its absolute scale, so an unsure dense model
+  plus the signal prior and agreement on framework and exception class
+  (:mod:`rca.retrieval.agreement`). Raw cosine keeps its absolute scale, so an unsure dense model
   (flat cosines) cannot overturn a clear lexical winner — fusion copes with rankers of
   very different quality instead of trusting both alike. The sum is divided by its
   :func:`ceiling`, so the score is a share of the best evidence fusion can give (BM25's
@@ -73,10 +74,23 @@ def ceiling(w: FusionWeights = DEFAULT_WEIGHTS) -> float:
 
 
 def calibrated(
-    bm25: np.ndarray, cosine: np.ndarray, signal: np.ndarray, w: FusionWeights = DEFAULT_WEIGHTS
+    bm25: np.ndarray,
+    cosine: np.ndarray,
+    signal: np.ndarray,
+    w: FusionWeights = DEFAULT_WEIGHTS,
+    framework: np.ndarray | None = None,
+    exception: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Share of :func:`ceiling`: at most 1, below 0 only for negative cosines."""
+    """Share of :func:`ceiling`: at most 1 without agreement, below 0 only for negative
+    cosines. Agreement on framework and exception class (:mod:`rca.retrieval.agreement`) is
+    added on top, outside the ceiling: it re-orders runbooks of similar evidence and leaves
+    the score of a runbook without it where it was, so the readers of the score (step
+    ranking, confidence) keep their units."""
     total = normalise_bm25(bm25) + w.cosine_scale * _raw_cosine(cosine) + w.signal * signal
+    if framework is not None and framework.size:
+        total = total + w.framework * framework
+    if exception is not None and exception.size:
+        total = total + w.exception_type * exception
     return total / ceiling(w)
 
 
@@ -115,9 +129,13 @@ def fuse(
     cosine: np.ndarray,
     signal: np.ndarray,
     weights: FusionWeights = DEFAULT_WEIGHTS,
+    framework: np.ndarray | None = None,
+    exception: np.ndarray | None = None,
 ) -> np.ndarray:
+    """The fused score of every runbook; agreement counts in ``calibrated`` only (the other
+    strategies are kept as they were measured, for comparison)."""
     if strategy == "calibrated":
-        return calibrated(bm25, cosine, signal, weights)
+        return calibrated(bm25, cosine, signal, weights, framework, exception)
     if strategy == "weighted":
         return weighted(bm25, cosine, signal, weights)
     if strategy == "rrf":

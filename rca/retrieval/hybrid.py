@@ -3,12 +3,11 @@
 Per query: BM25 over the chunks of the in-memory :class:`~rca.retrieval.index.CorpusIndex`,
 cosine over the stored chunk embeddings (pgvector's HNSW for the candidates, then exact
 cosine for every candidate runbook's chunks on the vectors the index holds), the runbooks'
-front-matter signal regexes as a prior, fused per runbook (:mod:`rca.retrieval.fusion`).
-Feedback shapes later rankings: runbooks rejected for the same issue or a near-identical
-incident are demoted, and incidents whose suggestion was accepted come back through
-:func:`similar_accepted`. Feedback is a project's own: both take a required ``project_id``
-and never look at another project's decisions (runbooks themselves are shared by every
-project).
+front-matter signal regexes and :mod:`~rca.retrieval.agreement` as priors, fused per runbook.
+Feedback shapes later rankings: runbooks rejected for the same issue or a near-identical incident
+are demoted, and incidents whose suggestion was accepted come back through
+:func:`similar_accepted`. Feedback is a project's own: both take a required ``project_id`` and
+never look at another project's decisions (runbooks themselves are shared by every project).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 import numpy as np
 
 from rca.retrieval import fusion
+from rca.retrieval.agreement import agreement
 from rca.retrieval.index import CorpusIndex, current_index
 from rca.retrieval.signals import Signals
 from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
@@ -54,10 +54,9 @@ DEFAULT_STRATEGY: fusion.Strategy = "calibrated"
 DENSE_CANDIDATES = 40  # chunks taken from the HNSW index per query
 EF_SEARCH = 100  # >= DENSE_CANDIDATES, or HNSW returns fewer rows than asked
 BM25_CANDIDATES = 20
-#: A runbook rejected for this incident drops this many places: ranks lower, still
-#: retrievable. In places, not score, so it means the same under every fusion strategy
-#: (halving a calibrated score, whose cosine term is a large common offset, pushed it out
-#: of the top ten).
+#: A runbook rejected for this incident drops this many places: ranks lower, still retrievable.
+#: In places, not score, so it means the same under every fusion strategy (halving a calibrated
+#: score, whose cosine term is a large common offset, pushed it out of the top ten).
 DEMOTE_PLACES = 3
 SIMILAR_INCIDENT = 0.6  # cosine from which a past accepted incident counts as similar
 SAME_INCIDENT = 0.9  # cosine from which another issue's rejection applies here too
@@ -186,14 +185,16 @@ def _top(fused: np.ndarray, present: np.ndarray, k: int) -> list[int]:
 
 @dataclass(frozen=True)
 class Evidence:
-    """Per-runbook and per-chunk scores of one query, before fusion: ``rca eval`` gathers
-    them once per case and ranks them under many strategies and weights."""
+    """Per-runbook and per-chunk evidence of one query, before fusion (``rca eval`` ranks it
+    under many strategies and weights); the agreement arrays are None when not gathered."""
 
     bm25: np.ndarray  # per runbook: its best BM25 document
     chunk_bm25: np.ndarray
     cosine: np.ndarray  # per runbook: its best chunk's cosine, NaN when not scored
     chunk_cos: np.ndarray
     signal: np.ndarray  # per runbook: 1.0 when a front-matter regex matched
+    framework: np.ndarray | None = None  # per runbook: 1.0 if it shares a framework
+    exception: np.ndarray | None = None  # per runbook: the exception class's rarity if quoted
 
 
 def gather(
@@ -206,14 +207,12 @@ def gather(
     bm25, chunk_bm25 = index.bm25_scores(signals.bm25_query())
     signal = (index.signal_matches(signals.signal_text()) > 0).astype(np.float64)
     if query_embedding is not None and mode != "bm25":
-        extra = set(np.argsort(-bm25)[:BM25_CANDIDATES].tolist()) | set(
-            np.flatnonzero(signal).tolist()
-        )
+        extra = {*np.argsort(-bm25)[:BM25_CANDIDATES].tolist(), *np.flatnonzero(signal).tolist()}
         chunk_cos = _chunk_cosines(index, _unit(query_embedding), extra)
     else:
         chunk_cos = np.full(len(index.chunk_ids), np.nan)
     cosine = _per_runbook_max(index, chunk_cos)
-    return Evidence(bm25, chunk_bm25, cosine, chunk_cos, signal)
+    return Evidence(bm25, chunk_bm25, cosine, chunk_cos, signal, *agreement(signals, index))
 
 
 def rank(
@@ -232,7 +231,8 @@ def rank(
     elif mode == "dense":
         fused, present = np.nan_to_num(cosine, nan=-2.0), ~np.isnan(cosine)
     else:
-        fused = fusion.fuse(strategy, bm25, cosine, signal, weights)
+        priors = {"framework": evidence.framework, "exception": evidence.exception}
+        fused = fusion.fuse(strategy, bm25, cosine, signal, weights, **priors)
         present = (bm25 > 0) | ~np.isnan(cosine) | (signal > 0)
     lowered = set(demoted)
     if lowered:

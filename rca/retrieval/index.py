@@ -8,7 +8,7 @@ corpus version changes. ``rca eval --corpus DIR`` builds a scratch one straight 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ import numpy as np
 from ingest.linear_regex import LinearPattern
 from ingest.linear_regex import compile as linear
 from rca.corpus import files
+from rca.retrieval.agreement import class_names, runbook_frameworks, type_rarity
 from rca.retrieval.bm25 import BM25Index
 from rca.retrieval.quoted import QuotedPhrases, quoted_phrases
 from rca.retrieval.tokens import tokenize
@@ -55,12 +56,16 @@ class CorpusIndex:
     chunk_sections: list[str]
     chunk_texts: list[str]
     field_texts: list[str]  # per runbook: title, tags, signal words
+    #: per runbook: its front-matter ``frameworks`` as declared (empty for plain Markdown)
+    declared_frameworks: list[list[str]] = field(default_factory=list)
     embeddings: np.ndarray | None = None  # chunk x dim, unit rows (scratch corpora only)
     stored_vectors: ChunkVectors | None = None  # the stored corpus' vectors, held here
     bm25: BM25Index = field(init=False)
     doc_runbook: np.ndarray = field(init=False)  # runbook position of each BM25 document
     doc_is_chunk: np.ndarray = field(init=False)
     quoted: QuotedPhrases = field(init=False)
+    #: per runbook: its frameworks (:func:`rca.retrieval.agreement.runbook_frameworks`)
+    frameworks: list[frozenset[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         docs = [tokenize(text) for text in self.chunk_texts]
@@ -97,6 +102,37 @@ class CorpusIndex:
             if not self.patterns[position]:
                 texts[position].append(text)
         self.quoted = QuotedPhrases([quoted_phrases("\n".join(own)) for own in texts])
+        self._agreement_evidence()
+
+    def _agreement_evidence(self) -> None:
+        """Each runbook's frameworks, and which runbooks quote each class name
+        (:mod:`rca.retrieval.agreement`), from its title and chunks."""
+        own: list[list[str]] = [[title] for title in self.titles]
+        for position, text in zip(self.chunk_runbook.tolist(), self.chunk_texts, strict=True):
+            own[position].append(text)
+        declared = self.declared_frameworks or [[] for _ in self.slugs]
+        quoting: dict[str, list[int]] = {}
+        self.frameworks = []
+        for position, texts in enumerate(own):
+            text = "\n".join(texts)
+            self.frameworks.append(runbook_frameworks(declared[position], text))
+            for name in class_names(text):
+                quoting.setdefault(name, []).append(position)
+        self._quoting = {name: np.array(ids, dtype=np.int64) for name, ids in quoting.items()}
+        self._framework_masks = {
+            name: np.array([name in own for own in self.frameworks], dtype=bool)
+            for name in set().union(*self.frameworks)
+        }
+
+    def framework_matches(self, frameworks: Iterable[str]) -> np.ndarray:
+        """Per runbook: 1.0 when it shares one of ``frameworks``, else 0.0 (one mask per
+        framework, built once: no walk over the runbooks per query)."""
+        result = np.zeros(len(self.slugs), dtype=bool)
+        for name in frameworks:
+            mask = self._framework_masks.get(name)
+            if mask is not None:
+                result |= mask
+        return result.astype(np.float64)
 
     def __len__(self) -> int:
         return len(self.slugs)
@@ -112,6 +148,15 @@ class CorpusIndex:
         ).astype(np.float64)
         regexes += self.quoted.matches(text)
         return regexes
+
+    def exception_matches(self, class_name: str) -> np.ndarray:
+        """Per runbook: the rarity of ``class_name`` among the runbooks that quote it
+        (:func:`rca.retrieval.agreement.type_rarity`), 0 for the others."""
+        result = np.zeros(len(self.slugs), dtype=np.float64)
+        quoting = self._quoting.get(class_name) if class_name else None
+        if quoting is not None:
+            result[quoting] = type_rarity(int(quoting.size), len(self.slugs))
+        return result
 
     def held_vectors(self) -> ChunkVectors:
         """The chunks' stored vectors (:mod:`rca.retrieval.vectors`): loaded with a stored
@@ -151,6 +196,7 @@ def _build(
         chunk_sections=[c["section"] for c in chunks],
         chunk_texts=[c["text"] for c in chunks],
         field_texts=fields,
+        declared_frameworks=[list(row.get("frameworks") or []) for row in rows],
     )
 
 
@@ -164,6 +210,7 @@ def index_from_runbooks(runbooks: list[files.Runbook], *, embed: bool = True) ->
             "failure_class": rb.failure_class,
             "tags": list(rb.tags),
             "signals": list(rb.signals),
+            "frameworks": list(rb.frameworks),
         }
         for rb in runbooks
     ]
@@ -187,7 +234,7 @@ def _index_from_db(version: str) -> CorpusIndex:
 
     rows = list(
         Runbook.objects.order_by("slug").values(
-            "id", "slug", "title", "failure_class", "tags", "signals"
+            "id", "slug", "title", "failure_class", "tags", "signals", "frameworks"
         )
     )
     chunks = list(

@@ -15,6 +15,7 @@ from typing import Any
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from ingest.parsing.log_levels import WARNING_AND_ABOVE
+from rca.retrieval.agreement import incident_frameworks
 from rca.retrieval.query import bm25_query, query_parts
 from rca.retrieval.tokens import tokenize
 from rca.retrieval.weights import DEFAULT_QUERY_WEIGHTS, QueryWeights
@@ -62,6 +63,9 @@ class Signals:
     error_codes: list[str] = field(default_factory=list)
     shapes: list[str] = field(default_factory=list)  # shape diffs described in words
     context: dict[str, str] = field(default_factory=dict)  # model, quantization, device, ...
+    #: Frameworks the incident's code shows (:func:`rca.retrieval.agreement.incident_frameworks`),
+    #: sorted: fusion can favour runbooks of the same framework (``FusionWeights.framework``).
+    frameworks: list[str] = field(default_factory=list)
 
     def signal_text(self) -> str:
         """``"error_type: message"`` (raw), the text runbook front-matter regexes match.
@@ -260,6 +264,13 @@ def build_signals(incident: Any) -> Signals:
         if isinstance(context_raw, dict) and context_raw.get(key) not in (None, "")
     }
 
+    frameworks = incident_frameworks(
+        error_type,
+        message,
+        [frame for exc in exceptions for frame in (exc.get("frames") or [])],
+        context_raw if isinstance(context_raw, dict) else None,
+        logs,
+    )
     return Signals(
         error_type=error_type,
         error_type_short=error_type.split(".")[-1],
@@ -274,4 +285,5 @@ def build_signals(incident: Any) -> Signals:
         error_codes=_unique([c for c in error_codes if c and c != "None"], MAX_LOGS),
         shapes=[describe_shape_diff(d) for d in _get(incident, "shape_diff", []) if d][:3],
         context=context,
+        frameworks=sorted(frameworks),
     )

@@ -96,6 +96,27 @@ class FusionWeights:
     #: score but not a clearly better one (a regex shared by several runbooks must not
     #: decide alone). Same CV as ``cosine_scale``: every fold chose 0.5.
     signal: float = 0.5
+    #: Framework agreement (:mod:`rca.retrieval.agreement`), in units of the best BM25: added
+    #: to a runbook whose frameworks (its front-matter ``frameworks`` mapped to the names the
+    #: incident side detects, else read from its own text, so plain Markdown has them too)
+    #: share one with the frameworks the incident's code shows (module paths, frames, log
+    #: tags, an error class only one framework raises). An incident that shows none, and a
+    #: runbook that names none, get nothing. Chosen with ``exception_type`` by 5-fold CV over
+    #: the 230 dev cases (``--realworld-dev``) on the four suite corpora, among (0, 0.25,
+    #: 0.5) x (0, 0.25, 0.5) and the guarded fusion settings: every fold chose 0.5 / 0.25
+    #: (README "Retrieval figures", 2026-12-05). Alone (without ``exception_type``) the CV
+    #: gain depended on the grid (+1 / +1 / +2 / +1 on that grid, +0 / 0 / 0 / +1 on a finer
+    #: one), so the two go together. **Default 0 (off) until the offline confidence is refit**:
+    #: the bonus raises the top runbook's fused score, which the confidence reads; at 0.5 /
+    #: 0.25 the 234 dev suggestions went from 27 to 15 abstentions, fix term in action 152 ->
+    #: 155, answered without it 55 -> 64 (bench/calibrate_confidence.py, then re-measure).
+    framework: float = 0.0
+    #: Exception-type agreement: added, times the type's rarity among the corpus' runbooks
+    #: (``log(N / df) / log N``: a ``RuntimeError`` most pages quote adds ~0, an
+    #: ``OutOfMemoryError`` few pages quote adds nearly all of it), to a runbook whose title or
+    #: text quotes the incident's exception class (the type's last dotted part as one
+    #: identifier). Same CV as ``framework``: every fold chose 0.25. Off for the same reason.
+    exception_type: float = 0.0
     #: ``weighted`` (the previous default, kept for comparison): BM25 / max and min-max
     #: cosine mixed 0.4 / 0.6. Min-max stretches any cosine spread to [0, 1], so a weak
     #: dense ranker weighs as much as a sure one: on an independent corpus (BM25 0.921,
@@ -127,10 +148,13 @@ MIN_QUOTED_TOKENS = 4
 
 #: What ``rca eval --cv`` may tune for the default strategy, and over which values: small on
 #: purpose (30-50 dev cases cannot choose among many settings without fitting noise). Only
-#: the settings the noise guard admits compete (:mod:`rca.evaluation.noise_guard`).
+#: the settings the noise guard admits compete (:mod:`rca.evaluation.noise_guard`): 45 of the
+#: 162 with the two agreement weights (2026-12-05).
 TUNING_GRID: dict[str, tuple[float, ...]] = {
     "cosine_scale": (0.5, 1.0, 2.0, 3.0, 4.0, 6.0),
     "signal": (0.3, 0.5, 0.8),
+    "framework": (0.0, 0.25, 0.5),
+    "exception_type": (0.0, 0.25, 0.5),
 }
 
 

@@ -12,7 +12,7 @@ from rca.evaluation.crossval import cross_validate, guarded_grid
 from rca.evaluation.noise_guard import SEEDS, admissible, noise_trial
 from rca.evaluation.run import Prepared
 from rca.retrieval.hybrid import Evidence
-from rca.retrieval.weights import DEFAULT_WEIGHTS, grid
+from rca.retrieval.weights import DEFAULT_WEIGHTS, TUNING_GRID, grid
 
 
 def test_a_small_signal_weight_lets_noise_overturn_quoted_error_matches() -> None:
@@ -48,7 +48,7 @@ def test_cross_validation_chooses_only_among_settings_the_guard_admits() -> None
     admitted, excluded = guarded_grid()
     assert admitted and excluded and len(admitted) + len(excluded) == len(grid())
     cv = cross_validate({"toy": _toy()}, folds=5)
-    allowed = [{"cosine_scale": w.cosine_scale, "signal": w.signal} for w in admitted]
+    allowed = [{name: getattr(w, name) for name in TUNING_GRID} for w in admitted]
     assert all(choice in allowed for choice in cv.chosen)
     assert cv.excluded and all(choice not in cv.excluded for choice in cv.chosen)
     unguarded = cross_validate({"toy": _toy()}, folds=5, settings=grid())
