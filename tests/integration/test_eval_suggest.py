@@ -16,14 +16,13 @@ import pytest
 from django.core.management import call_command
 from pytest_django import DjangoDbBlocker
 
-from rca.corpus.embeddings import embed_missing_chunks
-from rca.corpus.store import load_runbooks
 from rca.evaluation.metrics import (
     SuggestResult,
     format_suggest_table,
     keyword_hit,
     summarise_suggestions,
 )
+from tests.support.corpus import store_embedded_runbooks
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEV_CASES = DATA / "dev_cases.jsonl"
@@ -42,9 +41,10 @@ VALIDATION_FLOOR = 0.95
 
 @pytest.fixture(scope="module")
 def stored_corpus(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> None:
+    """The bundled runbooks stored and embedded (the run's vectors: the corpus is embedded
+    by the model once a run, not again here, and never into the user's own cache)."""
     with django_db_blocker.unblock():
-        load_runbooks()
-        embed_missing_chunks()
+        store_embedded_runbooks()
 
 
 def _suggest_report(cases: Path) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from rca.corpus.embeddings import embed, embed_missing_chunks
+from rca.corpus.embeddings import embed
 from rca.corpus.files import bundled_runbook_dir
 from rca.corpus.store import load_runbooks
 from rca.evaluation.run import case_incident, load_cases
@@ -20,6 +20,7 @@ from rca.models import Analysis, Runbook, RunbookChunk, Suggestion
 from rca.retrieval import index as corpus_index
 from rca.retrieval.hybrid import rejected_slugs, search, similar_accepted
 from rca.retrieval.signals import Signals, build_signals
+from tests.support.corpus import store_embedded_runbooks
 from tests.support.factories import project_with_key, shape_error
 
 DEV_CASES = Path(__file__).resolve().parents[1] / "data" / "dev_cases.jsonl"
@@ -31,10 +32,10 @@ DEV_HIT1_FLOOR = 0.9
 
 @pytest.fixture(scope="session")
 def stored_corpus(django_db_setup, django_db_blocker) -> None:
-    """The bundled runbooks loaded and embedded once for the session (real model, in-process)."""
+    """The bundled runbooks loaded and embedded once for the session (real model, in-process;
+    the run's vectors, so a corpus another test embedded is not embedded again)."""
     with django_db_blocker.unblock():
-        load_runbooks()
-        embed_missing_chunks()
+        store_embedded_runbooks()
 
 
 def _query(case: dict) -> tuple[Signals, list[float]]:
