@@ -15,7 +15,8 @@ and turns it into a :class:`~rca.suggestion.version_pairs.VersionChange` with a 
   downgrade the package below the release that removed it (or port to the replacement);
 - an added one, with no installed version shown at or above the addition: upgrade to it;
 - a version the texts show installed that contradicts the row (a name "removed in 1.0"
-  missing from 0.23): no conclusion, the generic steps stay.
+  missing from 0.23): no conclusion, the generic steps stay. Only a row that also says when
+  the name came (``added``) dates an install below the removal as too old for it.
 
 The incident's texts are read by :mod:`ingest.linear_regex` patterns only; a table that does
 not parse is skipped.
@@ -109,6 +110,10 @@ class DocumentedChange:
     installed: str
     note: str  # "numpy 1.24 removed `float`; use the builtin type ..."
     source: str
+    #: The releases the row rules out for this code: "from" ``bad_release`` on (a removal),
+    #: or "below" it (an addition). A named cause for the premise check (:mod:`.cause_releases`).
+    bad_side: str = ""
+    bad_release: tuple[int, ...] = ()
 
 
 def _dotted(version: tuple[int, ...]) -> str:
@@ -238,13 +243,29 @@ def _decide(row: Change, use: _Use, installed: tuple[int, ...]) -> DocumentedCha
         release = _dotted(row.removed)
         note = f"{row.package} {release} removed {using}{instead}"
         return DocumentedChange(
-            row.package, use.name, "downgrade", f"< {release}", shown, note, row.source
+            row.package,
+            use.name,
+            "downgrade",
+            f"< {release}",
+            shown,
+            note,
+            row.source,
+            "from",
+            row.removed,
         )
     if row.added and (not installed or _padded(installed) < _padded(row.added)):
         release = _dotted(row.added)
         note = f"{row.package} {release} added {using}"
         return DocumentedChange(
-            row.package, use.name, "upgrade", f">= {release}", shown, note, row.source
+            row.package,
+            use.name,
+            "upgrade",
+            f">= {release}",
+            shown,
+            note,
+            row.source,
+            "below",
+            row.added,
         )
     return None
 

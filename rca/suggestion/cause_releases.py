@@ -10,9 +10,10 @@ The text names a side of a release that is bad -- from the release on ("removed 
 required", the lower end of "versions above or equal to a and strictly below b").
 
 :func:`named_causes` reads them from the message and log lines into :class:`NamedCause`
-facts; :func:`moves_towards` reads the package moves an action makes ("upgrade jax",
-"downgrade numpy to 1.26", "pip install 'numpy<2'", "pin torch==2.0.1") and says which land
-on a named bad side. The premise check (:mod:`.premises`) rejects such a suggestion, offline
+facts; :func:`moves_towards` takes the package moves an action makes ("upgrade jax",
+"downgrade numpy to 1.26", "pip install 'numpy<2'", "pin torch==2.0.1", every package of
+``pip install -U a b``; read by :mod:`.package_moves`) and says which land on a named bad
+side. The premise check (:mod:`.premises`) rejects such a suggestion, offline
 or from an LLM, and :mod:`.version_pairs` turns a named cause into the direction away from it.
 Every pattern is the generic wording of a kind of line, run by :mod:`ingest.linear_regex`
 over bounded lines.
@@ -25,6 +26,9 @@ from dataclasses import dataclass
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.api_changes import documented_change
+from rca.suggestion.package_moves import NOT_PACKAGES as _NOT_PACKAGES
+from rca.suggestion.package_moves import Move, moves
+from rca.suggestion.package_moves import package_name as _package
 from rca.suggestion.version_numbers import bounded_lines, padded, parse_version
 
 __all__ = [
@@ -41,25 +45,6 @@ _PKG = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
 _NUM = r"\d+(?:\.\d+)*"
 _Q = r"[`'\"]?"
 _MAX_CAUSES = 8
-_MAX_ACTION = 2000
-#: Import aliases and display names that are not pip names.
-_ALIASES = {
-    "pytorch": "torch",
-    "np": "numpy",
-    "tf": "tensorflow",
-    "pd": "pandas",
-    "jnp": "jax",
-    "pil": "pillow",
-    "sklearn": "scikit-learn",
-}
-#: Words a package slot may catch that name no package.
-_NON_PACKAGE_WORDS = (
-    "a an the it its this that your version versions release releases package "
-    "packages library libraries is are was be to in of and or with using latest newer "
-    "older new old previous requirements requirement environment one module code any "
-    "all"
-)
-_NOT_PACKAGES = frozenset(_NON_PACKAGE_WORDS.split())
 
 #: ``(pattern, side)``: ``side`` "from" = the release and later are bad, "below" = earlier
 #: releases are bad, "op" = read from a requirement's operator (<, <= bad from; >=, > below),
@@ -157,31 +142,6 @@ _RANGE = linear(
 #: The dotted name a "will be removed in 0.17" sentence is about.
 _DOTTED = linear(r"(?P<top>[A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
-#: A package move in an action: "upgrade jax", "downgrade numpy to 1.26.4", "pin torch to
-#: 2.0.1", "install tensorflow-addons 0.16.1" (a verb, the package, an optional version).
-_VERB_MOVE = linear(
-    r"\b(?P<verb>upgrade|update|bump|downgrade|roll back|revert|pin|install|reinstall|switch)\b"
-    r"(?P<flags>(?:\s+(?:-U|--upgrade|--force-reinstall|-v))*)"
-    r"(?:\s+(?:the|your|to|a|an))?(?:\s+(?:latest|newest|newer|older|earlier|previous))?\s+"
-    rf"{_Q}(?P<pkg>{_PKG}){_Q}(?:\s+(?:package|library))?"
-    r"(?:\s*(?:(?:to|at|back to)\s+)?(?:(?:version|release|v)\s*)?"
-    rf"(?P<op>==|>=|<=|~=|<|>|below |under |above )?\s*{_Q}v?(?P<ver>{_NUM})"
-    r"(?P<tail>(?:\.x)?\s+or\s+(?:lower|earlier|older|higher|newer|later))?)?",
-    ignore_case=True,
-)
-#: A requirement specifier anywhere in an action: "pip install 'numpy<2'", "torch==2.0.1".
-_SPEC_MOVE = linear(
-    rf"{_Q}(?P<pkg>{_PKG})\s*(?P<op>==|>=|<=|~=|<|>)\s*(?P<ver>{_NUM})"
-    rf"(?:\s*,\s*(?P<op2><=|<)\s*(?P<ver2>{_NUM}))?"
-)
-_UP_VERBS = frozenset({"upgrade", "update", "bump"})
-_DOWN_VERBS = frozenset({"downgrade", "roll back", "revert"})
-
-
-def _package(name: str) -> str:
-    name = name.strip("`'\"*").lower().replace("_", "-")
-    return _ALIASES.get(name, name)
-
 
 @dataclass(frozen=True)
 class NamedCause:
@@ -273,75 +233,12 @@ def incident_causes(message: str, texts: Sequence[str]) -> tuple[NamedCause, ...
     documented = documented_change(message, texts)
     if documented is None:
         return causes
-    release = parse_version(documented.target.lstrip("<>= "))
-    side = "from" if documented.direction == "downgrade" else "below"
+    release, side = documented.bad_release, documented.bad_side
     cause = NamedCause(_package(documented.package), release, side, documented.note[:120])
     known = {(c.package, c.release, c.side) for c in causes}
     if not release or (cause.package, cause.release, cause.side) in known:
         return causes
     return (*causes, cause)[:_MAX_CAUSES]
-
-
-@dataclass(frozen=True)
-class Move:
-    """A package move an action makes: ``kind`` "up"/"down" (no version), "exact", "floor"
-    or "ceiling" (``inclusive`` for <=, "or lower"), at ``version``."""
-
-    package: str
-    kind: str
-    version: tuple[int, ...] = ()
-    inclusive: bool = False
-
-
-def _verb_move(verb: str, package: str, op: str, version: str, tail: str) -> Move:
-    verb, op, tail = verb.lower(), op.strip(), tail.lower()
-    number = parse_version(version) if version else ()
-    if not number:
-        if verb in _UP_VERBS:
-            return Move(package, "up")
-        return Move(package, "down" if verb in _DOWN_VERBS else "none")
-    if op in ("<", "below", "under") or (
-        op == "<=" or tail.endswith(("lower", "earlier", "older"))
-    ):
-        return Move(package, "ceiling", number, inclusive=op not in ("<", "below", "under"))
-    if op in (">=", ">", "~=", "above") or tail:
-        return Move(package, "floor", number)
-    return Move(package, "exact", number)
-
-
-def moves(action: str) -> list[Move]:
-    """The package moves ``action`` makes, each package once (its first reading)."""
-    text = action[:_MAX_ACTION]
-    found: dict[str, Move] = {}
-    for match in _VERB_MOVE.finditer(text):
-        package = _package(match.group("pkg"))
-        if package in _NOT_PACKAGES or package in found:
-            continue
-        groups = match.groupdict()
-        verb = match.group("verb")
-        if "-u" in (groups.get("flags") or "").lower():  # pip install -U / --upgrade
-            verb = "upgrade"
-        found[package] = _verb_move(
-            verb,
-            package,
-            groups.get("op") or "",
-            groups.get("ver") or "",
-            groups.get("tail") or "",
-        )
-    for match in _SPEC_MOVE.finditer(text):
-        package, op = _package(match.group("pkg")), match.group("op")
-        bounded = bool(match.group("op2"))  # "X>=a,<b" overrides the verb's reading of "X>=a"
-        if package in _NOT_PACKAGES or (
-            package in found and found[package].kind != "none" and not bounded
-        ):
-            continue
-        if match.group("op2"):  # "X>=a,<b": bounded by its ceiling
-            op, number = match.group("op2"), match.group("ver2")
-        else:
-            number = match.group("ver")
-        kind = {"==": "exact", ">=": "floor", ">": "floor", "~=": "floor"}.get(op, "ceiling")
-        found[package] = Move(package, kind, parse_version(number), op == "<=")
-    return [move for move in found.values() if move.kind != "none"]
 
 
 def _lands_on(move: Move, cause: NamedCause) -> bool:

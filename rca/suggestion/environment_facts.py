@@ -36,15 +36,36 @@ _PACKAGE = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
 _NUMBER = r"\d+(?:\.\d+)*"
 #: ``accelerate>=0.20.1``, ``torch >= 2.1``: a version a message says is needed.
 _REQUIRES = linear(rf"(?:^|[^\w.-])(?P<pkg>{_PACKAGE})\s*(?P<op>>=|==|~=|>)\s*(?P<ver>{_NUMBER})")
+#: A ``pip freeze`` line, alone on its line: what is installed, not a requirement.
+_FREEZE_LINE = linear(rf"^\s*(?P<pkg>{_PACKAGE})\s*==\s*v?(?P<ver>{_NUMBER})(?:\+[\w.]+)?\s*$")
 #: Installed versions as pip and users print them: ``accelerate Version: 0.25.0`` (pip show),
-#: ``Requirement already satisfied: x in /site-packages (0.25.0)``, a ``pip list`` row.
+#: ``Requirement already satisfied: x in /site-packages (0.25.0)``, a ``pip list`` row (a
+#: local build suffix kept out: ``torch   2.1.2+cu121``), a ``pip freeze`` line
+#: (``accelerate==0.23.0`` alone on its line), an installed package's metadata folder
+#: (``site-packages/torch-2.1.0.dist-info``), and a message's own words ("the versions of
+#: TensorFlow you are currently using is 2.8.0", "your currently installed version of Keras
+#: is Keras 3", "You are using pip version 21.2.4", "your triton version is 3.1.0").
 _INSTALLED = (
     linear(rf"(?P<pkg>{_PACKAGE})\s+Version:\s*v?(?P<ver>{_NUMBER})", ignore_case=True),
     linear(
         rf"Requirement already satisfied:\s*(?P<pkg>{_PACKAGE})[^\n(]*\((?P<ver>{_NUMBER})\)",
         ignore_case=True,
     ),
-    linear(rf"^\s*(?P<pkg>{_PACKAGE})\s{{2,}}v?(?P<ver>{_NUMBER})\s*$"),
+    linear(rf"^\s*(?P<pkg>{_PACKAGE})\s{{2,}}v?(?P<ver>{_NUMBER})(?:\+[\w.]+)?\s*$"),
+    _FREEZE_LINE,
+    linear(
+        rf"(?:site|dist)-packages[/\\](?P<pkg>{_PACKAGE})-(?P<ver>{_NUMBER})"
+        r"(?:\.?(?:post|dev|rc)\d+)?(?:\+[\w.]+)?"
+        r"\.(?:dist|egg)-info\b"
+    ),
+    linear(
+        rf"\bversions? of (?P<pkg>{_PACKAGE}) you are (?:currently )?using (?:is|are):? "
+        rf"v?(?P<ver>{_NUMBER})"
+        rf"|\binstalled version of (?P<pkg2>{_PACKAGE}) is (?:{_PACKAGE} )?v?(?P<ver2>{_NUMBER})"
+        rf"|\byou are (?:currently )?using (?P<pkg3>{_PACKAGE}) (?:version )?v?(?P<ver3>{_NUMBER})"
+        rf"|\byour (?P<pkg4>{_PACKAGE}) version is:? v?(?P<ver4>{_NUMBER})",
+        ignore_case=True,
+    ),
 )
 #: ``Successfully installed accelerate-0.25.0 peft-0.7.1``: pip's name-version list.
 _SUCCESSFULLY = linear(r"Successfully installed\s+(?P<list>[^\n]+)", ignore_case=True)
@@ -164,7 +185,11 @@ def installed_versions(lines: Sequence[str]) -> dict[str, tuple[int, ...]]:
     for line in lines:
         for pattern in _INSTALLED:
             for match in pattern.finditer(line):
-                found[_package_name(match.group("pkg"))] = _version(match.group("ver"))
+                groups = match.groupdict()
+                pairs = ((groups.get(f"pkg{n}"), groups.get(f"ver{n}")) for n in ("", 2, 3, 4))
+                package, version = next(((p, v) for p, v in pairs if p and v), ("", ""))
+                if package:
+                    found[_package_name(package)] = _version(version)
         for match in _SUCCESSFULLY.finditer(line):
             for item in match.group("list").split()[:100]:
                 if wheel := _WHEEL.match(item):
@@ -222,9 +247,10 @@ def environment_facts(texts: Sequence[str]) -> set[str]:
     if _built_for_other_version(lines):
         facts.add("library-version-mismatch")
     installed = installed_versions(lines)
+    stated = [line for line in lines if not _FREEZE_LINE.search(line)]
     if any(
         package in installed and _meets(installed[package], op, version)
-        for package, op, version in requirements(lines)
+        for package, op, version in requirements(stated)
     ):
         facts.add("required-version-installed")
     if any(_NO_AUTOGRAD.search(line) for line in lines):

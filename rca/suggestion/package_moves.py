@@ -1,0 +1,154 @@
+"""The package moves a suggested action makes, read from its words.
+
+"upgrade jax", "downgrade numpy to 1.26", "pip install 'numpy<2'", "pin torch==2.0.1", "install
+the latest bitsandbytes", and every package of ``pip install -U a b c``: each is a :class:`Move`
+(up, down, an exact release, a floor or a ceiling). :mod:`.cause_releases` says which land on a
+release the incident names as the cause, so that the premise check rejects a suggestion that
+moves a package the way the evidence rules out. Every pattern is the generic wording of an
+install command or an instruction, run by :mod:`ingest.linear_regex` over a bounded prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ingest.linear_regex import compile as linear
+from rca.suggestion.version_numbers import parse_version
+
+__all__ = ["NOT_PACKAGES", "Move", "moves", "package_name"]
+
+_PKG = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
+_NUM = r"\d+(?:\.\d+)*"
+_Q = r"[`'\"]?"
+_MAX_ACTION = 2000
+_MAX_LISTED = 12
+#: Import aliases and display names that are not pip names.
+_ALIASES = {
+    "pytorch": "torch",
+    "np": "numpy",
+    "tf": "tensorflow",
+    "pd": "pandas",
+    "jnp": "jax",
+    "pil": "pillow",
+    "sklearn": "scikit-learn",
+}
+#: Words a package slot may catch that name no package.
+_NON_PACKAGE_WORDS = (
+    "a an the it its this that your version versions release releases package "
+    "packages library libraries is are was be to in of and or with using latest newer "
+    "older new old previous requirements requirement environment one module code any "
+    "all"
+)
+NOT_PACKAGES = frozenset(_NON_PACKAGE_WORDS.split())
+
+#: A package move in an action: "upgrade jax", "downgrade numpy to 1.26.4", "pin torch to
+#: 2.0.1", "install tensorflow-addons 0.16.1" (a verb, the package, an optional version).
+_VERB_MOVE = linear(
+    r"\b(?P<verb>upgrade|update|bump|downgrade|roll back|revert|pin|install|reinstall|switch)\b"
+    r"(?P<flags>(?:\s+(?:-U|--upgrade|--force-reinstall|-v))*)"
+    r"(?:\s+(?:the|your|to|a|an))?(?:\s+(?P<age>latest|newest|newer|older|earlier|previous))?\s+"
+    rf"{_Q}(?P<pkg>{_PKG}){_Q}(?:\s+(?:package|library))?"
+    r"(?:\s*(?:(?:to|at|back to)\s+)?(?:(?:(?:an?|the)\s+)?(?:version|release|v)\s*)?"
+    rf"(?P<op>==|>=|<=|~=|<|>|below |under |above )?\s*{_Q}v?(?P<ver>{_NUM})"
+    r"(?P<tail>(?:\.x)?\s+or\s+(?:lower|earlier|older|higher|newer|later))?)?",
+    ignore_case=True,
+)
+#: A requirement specifier anywhere in an action: "pip install 'numpy<2'", "torch==2.0.1".
+_SPEC_MOVE = linear(
+    rf"{_Q}(?P<pkg>{_PKG})\s*(?P<op>==|>=|<=|~=|<|>)\s*(?P<ver>{_NUM})"
+    rf"(?:\s*,\s*(?P<op2><=|<)\s*(?P<ver2>{_NUM}))?"
+)
+#: ``pip install -U transformers accelerate peft`` (or ``--upgrade`` anywhere in the list):
+#: every package of the list moves up.
+_PIP_INSTALL = linear(r"\bpip3?\s+install\s+(?P<list>[A-Za-z0-9_.\[\],='\"<>~!* -]{1,300})")
+_UPGRADE_FLAGS = frozenset({"-U", "--upgrade"})
+#: "install the latest X" moves X up, "install an older X" down.
+_UP_AGES = frozenset({"latest", "newest", "newer"})
+_UP_VERBS = frozenset({"upgrade", "update", "bump"})
+_DOWN_VERBS = frozenset({"downgrade", "roll back", "revert"})
+
+
+def package_name(name: str) -> str:
+    """The pip name a package slot of a message or action spells (``np`` is numpy)."""
+    name = name.strip("`'\"*").lower().replace("_", "-")
+    return _ALIASES.get(name, name)
+
+
+@dataclass(frozen=True)
+class Move:
+    """A package move an action makes: ``kind`` "up"/"down" (no version), "exact", "floor"
+    or "ceiling" (``inclusive`` for <=, "or lower"), at ``version``."""
+
+    package: str
+    kind: str
+    version: tuple[int, ...] = ()
+    inclusive: bool = False
+
+
+def _verb_move(verb: str, package: str, op: str, version: str, tail: str) -> Move:
+    verb, op, tail = verb.lower(), op.strip(), tail.lower()
+    number = parse_version(version) if version else ()
+    if not number:
+        if verb in _UP_VERBS:
+            return Move(package, "up")
+        return Move(package, "down" if verb in _DOWN_VERBS else "none")
+    if op in ("<", "below", "under") or (
+        op == "<=" or tail.endswith(("lower", "earlier", "older"))
+    ):
+        return Move(package, "ceiling", number, inclusive=op not in ("<", "below", "under"))
+    if op in (">=", ">", "~=", "above") or tail:
+        return Move(package, "floor", number)
+    return Move(package, "exact", number)
+
+
+_NONE = Move("", "none")
+
+
+def moves(action: str) -> list[Move]:
+    """The package moves ``action`` makes, each package once (its first reading)."""
+    text = action[:_MAX_ACTION]
+    found: dict[str, Move] = {}
+    for match in _VERB_MOVE.finditer(text):
+        package = package_name(match.group("pkg"))
+        if package in NOT_PACKAGES or package in found:
+            continue
+        groups = match.groupdict()
+        verb = match.group("verb")
+        age = (groups.get("age") or "").lower()
+        if "-u" in (groups.get("flags") or "").lower():  # pip install -U / --upgrade
+            verb = "upgrade"
+        elif age and verb.lower() not in _UP_VERBS | _DOWN_VERBS:  # "install the latest X"
+            verb = "upgrade" if age in _UP_AGES else "downgrade"
+        found[package] = _verb_move(
+            verb,
+            package,
+            groups.get("op") or "",
+            groups.get("ver") or "",
+            groups.get("tail") or "",
+        )
+    for match in _PIP_INSTALL.finditer(text):
+        tokens = match.group("list").split()[:_MAX_LISTED]
+        if not _UPGRADE_FLAGS & set(tokens):
+            continue
+        for token in tokens:
+            token = token.strip("'\",")
+            package = package_name(token.split("[")[0])
+            specified = any(op in token for op in "=<>~!")  # read by _SPEC_MOVE below
+            if token.startswith("-") or specified or package in NOT_PACKAGES:
+                continue
+            if package and not package[0].isdigit() and found.get(package, _NONE).kind == "none":
+                found[package] = Move(package, "up")
+    for match in _SPEC_MOVE.finditer(text):
+        package, op = package_name(match.group("pkg")), match.group("op")
+        bounded = bool(match.group("op2"))  # "X>=a,<b" overrides the verb's reading of "X>=a"
+        if package in NOT_PACKAGES or (
+            package in found and found[package].kind != "none" and not bounded
+        ):
+            continue
+        if match.group("op2"):  # "X>=a,<b": bounded by its ceiling
+            op, number = match.group("op2"), match.group("ver2")
+        else:
+            number = match.group("ver")
+        kind = {"==": "exact", ">=": "floor", ">": "floor", "~=": "floor"}.get(op, "ceiling")
+        found[package] = Move(package, kind, parse_version(number), op == "<=")
+    return [move for move in found.values() if move.kind != "none"]
