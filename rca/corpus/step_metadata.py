@@ -197,6 +197,10 @@ FACTS: dict[str, str] = {
         "the model's keys carry the prefix and the checkpoint's do not: the model was wrapped"
         " after the checkpoint was saved unwrapped"
     ),
+    "state-dict-keys-all-prefixed": (
+        "every state_dict key shown differs by one prefix (added, lost or swapped), so a"
+        " non-strict load would match none of them (read from the keys shown; lists may be cut)"
+    ),
     "state-dict-prefix-on-checkpoint-side": (
         "the checkpoint's keys carry the prefix and the model's do not: a wrapped model's save"
     ),

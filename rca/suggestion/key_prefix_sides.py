@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from ingest.linear_regex import LinearPattern
 from ingest.linear_regex import compile as linear
+from rca.suggestion.prefix_shift import non_strict_violations, prefix_shift_facts
 from rca.suggestion.state_dict_keys import key_prefix, read_key_lists
 
 __all__ = ["ShownKeys", "prefix_moves", "prefix_side_facts", "prefix_violations", "read_shown_keys"]
@@ -85,6 +86,8 @@ class ShownKeys:
 
     checkpoint: tuple[str, ...] = ()
     model: tuple[str, ...] = ()
+    #: A PyTorch key list was cut short ("...", no closing full stop): more keys were not shown.
+    cut: bool = False
 
 
 def _listed(text: str, head: LinearPattern) -> list[str]:
@@ -99,12 +102,14 @@ def read_shown_keys(texts: Sequence[str]) -> ShownKeys:
     """The checkpoint's and the model's keys that the message and log lines list."""
     checkpoint: list[str] = []
     model: list[str] = []
+    cut = False
     for text in texts:
         text = (text or "")[:_MAX_TEXT]
         lists = read_key_lists(text)
         checkpoint += [*lists.unexpected, *_listed(text, _CHECKPOINT_LIST)]
         model += [*lists.missing, *_listed(text, _MODEL_LIST)]
-    return ShownKeys(tuple(checkpoint[:_MAX_KEYS]), tuple(model[:_MAX_KEYS]))
+        cut = cut or lists.cut
+    return ShownKeys(tuple(checkpoint[:_MAX_KEYS]), tuple(model[:_MAX_KEYS]), cut)
 
 
 def _normal(prefix: str) -> str:
@@ -137,9 +142,10 @@ def _none_start(keys: Sequence[str], prefix: str) -> bool:
 
 
 def prefix_violations(action: str, keys: ShownKeys) -> list[str]:
-    """Why the keys shown make the action's prefix change already done or harmful (empty when
-    they do not, or when no keys are shown)."""
-    reasons: list[str] = []
+    """Why the keys shown make the action's prefix change already done or harmful, or its
+    non-strict load match nothing (:mod:`.prefix_shift`); empty when they do not, or when no
+    keys are shown."""
+    reasons: list[str] = non_strict_violations(action, keys)
     shown = (*keys.checkpoint, *keys.model)
     # A step may show one prefix as the example of a family ("`module.` (likewise
     # `_orig_mod.`)"): when another prefix it quotes is the one the keys carry, the example
@@ -172,13 +178,15 @@ def prefix_side_facts(message: str) -> set[str]:
     when every missing (model) key shown starts with it and no unexpected (checkpoint) key
     does (the model was wrapped after the file was saved unwrapped),
     ``state-dict-prefix-on-checkpoint-side`` for the converse (a wrapped model's save loaded
-    into a bare one)."""
+    into a bare one); ``state-dict-keys-all-prefixed`` when every key shown differs by one
+    prefix (:func:`.prefix_shift.prefix_shift`)."""
+    shift = prefix_shift_facts(read_shown_keys([message]))
     lists = read_key_lists((message or "")[:_MAX_TEXT])
     prefix = key_prefix(lists)
     if prefix is None:
-        return set()
+        return shift
     if _all_start(lists.missing, prefix) and _none_start(lists.unexpected, prefix):
-        return {"state-dict-prefix-on-model-side"}
+        return {"state-dict-prefix-on-model-side"} | shift
     if _all_start(lists.unexpected, prefix) and _none_start(lists.missing, prefix):
-        return {"state-dict-prefix-on-checkpoint-side"}
-    return set()
+        return {"state-dict-prefix-on-checkpoint-side"} | shift
+    return shift

@@ -32,9 +32,11 @@ known in advance (the words come from the message).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.limit_wordings import line_bounds
 from rca.suggestion.shown_tensors import dtype_of
 from rca.suggestion.step_options import options_set_by
 
@@ -53,6 +55,8 @@ _MAX_FOUND = 6
 _NUM = r"\d+(?:\.\d+)?"
 #: A setting's name: one to three words, the last of which may be "version" or "level".
 _NAME = r"[A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,2}?"
+#: Words that join a phrase, not a setting's name ("maximum supported version for reading").
+_JOINING = frozenset({"for", "by", "in", "on", "with", "to", "from", "when", "while"})
 #: Words of a setting's name that do not tell settings apart (an option key holds none).
 _GENERIC = frozenset(
     {"version", "versions", "level", "model", "models", "the", "a", "an", "this", "your", "of"}
@@ -103,8 +107,20 @@ _ONLY_NEWER = linear(
     ignore_case=True,
 )
 #: Verbs that move a setting up or down, and words that say the mention is moved away from.
-_UP = frozenset({"raise", "increase", "upgrade", "bump", "higher", "newer", "later", "above"})
-_DOWN = frozenset({"lower", "decrease", "downgrade", "reduce", "older", "below"})
+_UP = frozenset({"raise", "increase", "upgrade", "bump", "higher", "newer", "later", "above"}) | {
+    "latest",
+    "newest",
+    "highest",
+    "greater",
+}
+_DOWN = frozenset({"lower", "decrease", "downgrade", "reduce", "older", "below"}) | {
+    "oldest",
+    "lowest",
+    "earlier",
+}
+#: Words just after the setting that move it ("set the opset higher").
+_UP_AFTER = frozenset({"higher", "newer", "up", "later"})
+_DOWN_AFTER = frozenset({"lower", "older", "down", "earlier"})
 _AWAY = frozenset(
     {"instead", "rather", "from", "not", "avoid", "disable", "without", "than", "no", "never"}
     | {"lacks", "lack", "unsupported", "cannot"}
@@ -144,18 +160,27 @@ class NamedLimit:
     rejected: float | None = None
     maximum: float | None = None
     minimum: float | None = None
+    #: The message asks for a lower (``lower``) or higher value without a number ("Please use
+    #: a lower opset", "IR version 11 is too new"; :mod:`.limit_wordings`).
+    lower: bool = False
+    higher: bool = False
 
     def bad(self, value: float) -> bool:
         """Whether ``value`` is one the message rules out."""
+        rejected = self.rejected
         return (
-            value == self.rejected
+            value == rejected
             or (self.maximum is not None and value > self.maximum)
             or (self.minimum is not None and value < self.minimum)
+            or (rejected is not None and self.lower and value > rejected)
+            or (rejected is not None and self.higher and value < rejected)
         )
 
     def bad_way(self) -> str | None:
         """ "up" or "down" when moving that way from the rejected value cannot reach the
         supported range (it is above the maximum or below the minimum), else None."""
+        if self.lower != self.higher:  # the message names the way itself
+            return "up" if self.lower else "down"
         if self.rejected is None:
             return None
         if self.maximum is not None and self.rejected > self.maximum:
@@ -172,6 +197,8 @@ class NamedLimit:
             parts.append(f"at most {_show(self.maximum)}")
         if self.minimum is not None:
             parts.append(f"at least {_show(self.minimum)}")
+        if self.lower != self.higher:
+            parts.append(f"it must go {'lower' if self.lower else 'higher'}")
         return ": ".join([parts[0], ", ".join(parts[1:])])
 
 
@@ -201,44 +228,61 @@ def _matching(found: list[NamedLimit], words: tuple[str, ...]) -> int | None:
     return None
 
 
+def _named(name: str) -> str:
+    """A matched name without the phrase around it: "with opset version" -> "opset version",
+    "version for reading" -> "version" (which names no setting: the line's own is meant)."""
+    words = name.split()
+    while words and words[0].lower() in _JOINING:
+        words = words[1:]
+    for at, word in enumerate(words):
+        if word.lower() in _JOINING:
+            return " ".join(words[:at])
+    return " ".join(words)
+
+
+def _line_bounds(line: str) -> list[tuple[str | None, str, float]]:
+    """(name, field, value) for each bound the line words, the commonest wordings first."""
+    found: list[tuple[str | None, str, float]] = []
+    for patterns, field in ((_REJECTED, "rejected"), (_MAXIMA, "maximum"), (_MINIMA, "minimum")):
+        for pattern in patterns:
+            for match in pattern.finditer(line):
+                found.append((_named(match.group("name")), field, float(match.group("value"))))
+    return found + line_bounds(line)
+
+
 def read_named_limits(texts: Sequence[str]) -> tuple[NamedLimit, ...]:
-    """The numbered settings the message and log lines bound, each merged over its lines."""
+    """The numbered settings the message and log lines bound, each merged over its lines; a
+    bound worded without a name (:mod:`.limit_wordings`) is the line's first named setting's."""
     found: list[NamedLimit] = []
     for line in _lines(texts):
-        for patterns, field in (
-            (_REJECTED, "rejected"),
-            (_MAXIMA, "maximum"),
-            (_MINIMA, "minimum"),
-        ):
-            for pattern in patterns:
-                for match in pattern.finditer(line):
-                    name = _short(match.group("name").strip())
-                    words = _words(name)
-                    if not words:
-                        continue
-                    value = float(match.group("value"))
-                    at = _matching(found, words)
-                    if at is None:
-                        if len(found) >= _MAX_FOUND:
-                            continue
-                        found.append(NamedLimit(name, words))
-                        at = len(found) - 1
-                    limit = found[at]
-                    if getattr(limit, field) is None:
-                        found[at] = NamedLimit(
-                            limit.name,
-                            limit.words,
-                            **{
-                                "rejected": limit.rejected,
-                                "maximum": limit.maximum,
-                                "minimum": limit.minimum,
-                                field: value,
-                            },
-                        )
+        own: tuple[str, tuple[str, ...]] | None = None
+        for raw, field, value in _line_bounds(line):
+            name = _short(raw.strip()) if raw else None
+            words = _words(name) if name else ()
+            if name and words and own is None:
+                own = (name, words)
+            elif not words:
+                if raw or own is None:
+                    continue
+                name, words = own
+            at = _matching(found, words)
+            if at is None:
+                if len(found) >= _MAX_FOUND:
+                    continue
+                found.append(NamedLimit(name or "", words))
+                at = len(found) - 1
+            limit = found[at]
+            flag = field in ("lower", "higher")
+            if flag or getattr(limit, field) is None:
+                update: dict[str, Any] = {field: True if flag else value}
+                found[at] = replace(limit, **update)
     return tuple(
         limit
         for limit in found
-        if limit.rejected is not None or limit.maximum is not None or limit.minimum is not None
+        if limit.rejected is not None
+        or limit.maximum is not None
+        or limit.minimum is not None
+        or limit.lower != limit.higher
     )
 
 
@@ -306,7 +350,8 @@ def _limit_reason(tokens: list[str], limit: NamedLimit) -> str | None:
         if value is not None and limit.bad(value) and not before & _AWAY:
             return f"the message says {limit.describe()}; the action sets it to {_show(value)}"
         way = limit.bad_way()
-        if way and value is None and before & (_UP if way == "up" else _DOWN):
+        after = set(lowered[at + 1 : at + 3]) & (_UP_AFTER if way == "up" else _DOWN_AFTER)
+        if way and value is None and (before & (_UP if way == "up" else _DOWN) or after):
             return (
                 f"the message says {limit.describe()}; moving it {way} goes further from the"
                 " supported range"

@@ -30,7 +30,8 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
   uses a value it rules out ("max supported IR version: 9", "unsupported pickle protocol: 5",
   bfloat16 below the compute capability it needs): :mod:`.named_limits`;
 - the suggestion strips a key prefix the checkpoint's keys shown already lack (or both sides
-  carry), or adds one they already carry: :mod:`.key_prefix_sides`;
+  carry), adds one they already carry, or loads non-strictly when every key shown differs by a
+  prefix (:mod:`.prefix_shift`): :mod:`.key_prefix_sides`;
 - the suggestion resizes a layer or skips mismatched sizes when the mismatched tensors are
   empty (partitioned weights saved without gathering): :mod:`.empty_tensors`.
 
@@ -183,7 +184,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     for name, value in setting.options_set.items():
         if option_key(name) not in shown.options:
             options[name] = value
-    causes = incident_causes(message, _code_texts(ctx))  # the texts the version facts read
+    causes = incident_causes(message, log_texts(ctx.logs))
     tensors = read_shown_tensors(
         message, log_texts(ctx.logs), ctx.shape_diff, ctx.inference_context
     )
