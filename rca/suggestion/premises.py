@@ -184,7 +184,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     for name, value in setting.options_set.items():
         if option_key(name) not in shown.options:
             options[name] = value
-    causes = incident_causes(message, log_texts(ctx.logs))
+    causes = incident_causes(message, _code_texts(ctx))  # the texts the version facts read
     tensors = read_shown_tensors(
         message, log_texts(ctx.logs), ctx.shape_diff, ctx.inference_context
     )
