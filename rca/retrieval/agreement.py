@@ -23,17 +23,12 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ingest.linear_regex import compile as linear
 
 if TYPE_CHECKING:
     from ingest.parsing.frames import Frame
-    from rca.retrieval.index import CorpusIndex
-    from rca.retrieval.signals import Signals
 
 __all__ = [
-    "agreement",
     "class_names",
     "exception_class",
     "incident_frameworks",
@@ -96,11 +91,3 @@ def type_rarity(df: int, size: int) -> float:
     if not df or size < 2:
         return 0.0
     return math.log(size / df) / math.log(size)
-
-
-def agreement(signals: Signals, index: CorpusIndex) -> tuple[np.ndarray, np.ndarray]:
-    """(framework agreement, exception-class rarity) of every runbook of ``index`` with the
-    incident of ``signals``: the two values fusion weighs as ``framework`` and
-    ``exception_type``."""
-    framework = index.framework_matches(signals.frameworks)
-    return framework, index.exception_matches(exception_class(signals.error_type_short))

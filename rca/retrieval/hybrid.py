@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 import numpy as np
 
 from rca.retrieval import fusion
-from rca.retrieval.agreement import agreement
 from rca.retrieval.index import CorpusIndex, current_index
 from rca.retrieval.signals import Signals
 from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
@@ -212,7 +211,8 @@ def gather(
     else:
         chunk_cos = np.full(len(index.chunk_ids), np.nan)
     cosine = _per_runbook_max(index, chunk_cos)
-    return Evidence(bm25, chunk_bm25, cosine, chunk_cos, signal, *agreement(signals, index))
+    agree = index.agreement(signals.frameworks, signals.error_type_short)
+    return Evidence(bm25, chunk_bm25, cosine, chunk_cos, signal, *agree)
 
 
 def rank(

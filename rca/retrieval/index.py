@@ -17,7 +17,12 @@ import numpy as np
 from ingest.linear_regex import LinearPattern
 from ingest.linear_regex import compile as linear
 from rca.corpus import files
-from rca.retrieval.agreement import class_names, runbook_frameworks, type_rarity
+from rca.retrieval.agreement import (
+    class_names,
+    exception_class,
+    runbook_frameworks,
+    type_rarity,
+)
 from rca.retrieval.bm25 import BM25Index
 from rca.retrieval.quoted import QuotedPhrases, quoted_phrases
 from rca.retrieval.tokens import tokenize
@@ -157,6 +162,15 @@ class CorpusIndex:
         if quoting is not None:
             result[quoting] = type_rarity(int(quoting.size), len(self.slugs))
         return result
+
+    def agreement(
+        self, frameworks: Iterable[str], error_type_short: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(framework agreement, exception-class rarity) of every runbook with an incident
+        showing ``frameworks`` and ``error_type_short``: the two values fusion weighs as
+        ``framework`` and ``exception_type`` (:mod:`rca.retrieval.agreement`)."""
+        framework = self.framework_matches(frameworks)
+        return framework, self.exception_matches(exception_class(error_type_short))
 
     def held_vectors(self) -> ChunkVectors:
         """The chunks' stored vectors (:mod:`rca.retrieval.vectors`): loaded with a stored
