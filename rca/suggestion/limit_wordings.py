@@ -26,6 +26,8 @@ one bounded line.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ingest.linear_regex import compile as linear
 
 __all__ = ["FIELDS", "line_bounds"]
@@ -207,3 +209,35 @@ def line_bounds(line: str) -> list[tuple[str | None, str, float]]:
         found += [(None, "minimum", _value(match.group("lo")))]
         found += [(None, "maximum", _value(match.group("hi")))]
     return found
+
+
+#: A value's open range, "14 or higher", read after a closing parenthesis or backtick too
+#: ("`opset_version=14`) or higher"), which would otherwise end the clause before it.
+_OPEN_AFTER_CLOSE = linear(
+    r"[)`]+\s+or\s+(higher|newer|later|above|greater|lower|older|earlier|below|less)\b",
+    ignore_case=True,
+)
+_OPEN_UP = frozenset({"higher", "newer", "later", "above", "greater"})
+_OPEN_DOWN = frozenset({"lower", "older", "earlier", "below", "less"})
+
+
+def attach_open_ranges(action: str) -> str:
+    """``action`` with "...14`) or higher" written "...14 or higher", so the open range stays
+    in the clause of its value."""
+    return _OPEN_AFTER_CLOSE.sub(lambda m: f" or {m.group(1)}", action)
+
+
+def open_range(
+    value: float, following: Sequence[str], minimum: float | None, maximum: float | None
+) -> float:
+    """The value an action's "``value`` or higher" (or "or lower") allows that is closest to
+    the message's bound: "14 or higher" holds a minimum of 17, so it does not move below it
+    (a runbook's example number, not a move); "14" alone would."""
+    words = [word.lower().strip(".,;:)`") for word in following]
+    if words[:1] != ["or"]:
+        return value
+    if set(words[1:]) & _OPEN_UP and minimum is not None:
+        return max(value, minimum)
+    if set(words[1:]) & _OPEN_DOWN and maximum is not None:
+        return min(value, maximum)
+    return value

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ingest.linear_regex import compile as linear
-from rca.suggestion.limit_wordings import line_bounds
+from rca.suggestion.limit_wordings import attach_open_ranges, line_bounds, open_range
 from rca.suggestion.shown_tensors import dtype_of
 from rca.suggestion.step_options import options_set_by
 
@@ -314,17 +314,19 @@ def _names_value(token: str, value: str) -> bool:
     return bool(got) and (got == want or (len(want) >= 6 and got.startswith(want)))
 
 
-def _number_after(tokens: list[str], at: int) -> float | None:
+def _number_after(tokens: list[str], at: int, limit: NamedLimit) -> float | None:
     """The number an action gives a setting named at ``at``: the next token or the one after
-    a joining word ("opset 18", "IR version 11", "protocol to 4", "opset_version=18")."""
-    for token in tokens[at + 1 : at + 4]:
+    a joining word ("opset 18", "IR version 11", "protocol to 4", "opset_version=18"); an
+    open range ("14 or higher") as the closest value it allows (:func:`.open_range`)."""
+    for offset, token in enumerate(tokens[at + 1 : at + 4], at + 1):
         token = token.strip("`'\".,;:()[]=")
         if token.lower() in ("to", "=", "version", "of", "at", "v", ""):
             continue
         try:
-            return float(token.lstrip("v"))
+            value = float(token.lstrip("v"))
         except ValueError:
             return None
+        return open_range(value, tokens[offset + 1 : offset + 3], limit.minimum, limit.maximum)
     return None
 
 
@@ -338,7 +340,10 @@ def _clause_tokens(text: str) -> list[list[str]]:
     ]
 
 
-def _limit_reason(tokens: list[str], limit: NamedLimit) -> str | None:
+def _limit_reason(tokens: list[str], limit: NamedLimit, raising: bool) -> str | None:
+    """Why ``tokens`` (one clause) move ``limit``'s setting where the message rules out. In
+    an action that raises the setting (``raising``), a number under the minimum is an example
+    of the move ("a newer opset (... --opset 17)" for an operator added in 18), not one."""
     lowered = [token.lower().strip(".") for token in tokens]
     for at, token in enumerate(lowered):
         if not set(_words(token.replace("_", " "))) & set(limit.words):
@@ -346,8 +351,11 @@ def _limit_reason(tokens: list[str], limit: NamedLimit) -> str | None:
         before = set(lowered[max(0, at - 6) : at])
         if before & _CAPABILITY:
             continue  # what another release or device supports, not a move of the setting
-        value = _number_after(tokens, at)
+        value = _number_after(tokens, at, limit)
+        low = value is not None and limit.minimum is not None and value < limit.minimum
         if value is not None and limit.bad(value) and not before & _AWAY:
+            if raising and low and value != limit.rejected:
+                continue
             return f"the message says {limit.describe()}; the action sets it to {_show(value)}"
         way = limit.bad_way()
         after = set(lowered[at + 1 : at + 3]) & (_UP_AFTER if way == "up" else _DOWN_AFTER)
@@ -378,12 +386,13 @@ def limit_violations(
 ) -> list[str]:
     """Why ``action`` goes against a limit or a ruled-out value the message names (empty: it
     does not)."""
-    text = (action or "")[:_MAX_ACTION]
+    text = attach_open_ranges((action or "")[:_MAX_ACTION])
     clauses = _clause_tokens(text)
     option_values = [option.value or "" for option in options_set_by(text)]
     reasons: list[str] = []
+    raising = any({token.lower() for token in tokens} & _UP for tokens in clauses)
     for limit in limits:
-        found = [r for tokens in clauses if (r := _limit_reason(tokens, limit))]
+        found = [r for tokens in clauses if (r := _limit_reason(tokens, limit, raising))]
         reasons += found[:1]
     for ruled in ruled_out:
         found = [r for tokens in clauses if (r := _value_reason(tokens, ruled, option_values))]

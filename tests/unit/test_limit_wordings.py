@@ -41,6 +41,7 @@ TORCH_OP = (
     " opset version 13 is not supported. Support for this operator was added in version 14, try"
     " exporting with this version."
 )
+TORCH_OP_17 = TORCH_OP.replace("added in version 14", "added in version 17")
 TRITON = (
     "RuntimeError: Found NVIDIA GeForce GTX 1080 Ti which is too old to be supported by the"
     " triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA"
@@ -127,6 +128,21 @@ def _harmful(message: str, action: str) -> bool:
         (MUST, "Pass `opset_version=18` to the exporter.", True),
         (TORCH_OP, "Export with `opset_version=11`.", True),
         (TORCH_OP, "Export with `opset_version=14`.", False),
+        # "N or higher" is an open range that holds the minimum: an operator added in opset 17
+        # keeps the runbook's "opset_version=14 or higher" (its example number, not a move
+        # below the minimum), while "opset_version=14" alone stays below it.
+        (TORCH_OP_17, "Export with a newer opset (`opset_version=14` or higher).", False),
+        (TORCH_OP_17, "Export with `opset_version=14`.", True),
+        # The runbook's step with its example numbers: the move is up, as the message asks.
+        (
+            TORCH_OP_17,
+            "Export with a newer opset (`opset_version=14` or higher; `--opset 16`).",
+            False,
+        ),
+        (TORCH_OP_17, "Export with a newer opset (`opset_version=13`).", True),
+        (CURRENT_MAX, "Re-export with `opset_version=16` or lower.", False),
+        (CURRENT_MAX, "Re-export with `opset_version=18` or lower.", False),
+        (CURRENT_MAX, "Re-export with `opset_version=19` or higher.", True),
         (TFLITE, "Raise the opcode version of the model.", True),
     ],
 )
