@@ -36,9 +36,10 @@ os.environ.setdefault("RCA_INGEST_INLINE", "true")
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config, specs) -> None:
-    """Under pytest-xdist (`make test` runs `-n 2`) each worker gets a state dir of its own,
-    `$RCA_DATA_DIR/gw0`, `gw1`: its own embedded cluster, spool and runbook dirs. Tests
-    terminate backends by application name, stop and restart processors and fill spools;
+    """Under pytest-xdist (`pytest -n 2`; `make test` runs one process) each worker gets a
+    state dir of its own, `$RCA_DATA_DIR/gw0`, `gw1`: its own embedded cluster, spool and
+    runbook dirs. Tests terminate backends by application name, stop and restart processors
+    and fill spools;
     on one shared cluster a worker would do that to the other's. Each worker stops its own
     cluster in its sessionfinish below; the controller stops the one its settings started
     and any a worker left running (one that crashed or was interrupted alone)."""
