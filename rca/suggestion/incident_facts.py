@@ -12,6 +12,7 @@ The incident's setting (its frameworks, the options it says are set) is
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -46,8 +47,25 @@ _ES_PLURAL = linear(r"(?:ss|ch|sh|x|z)e$")
 _GENERIC_TENSOR_WORDS = frozenset({"weight", "bias", "model", "module", "tensor", "input"})
 
 
+#: Texts up to this long are remembered by :func:`terms`: runbook step wordings, read again
+#: for every candidate a ranking and its validation weigh (a third of ranking time was
+#: tokenising the same few hundred steps). Longer texts (an incident's) are not kept.
+_REMEMBERED_CHARS = 2000
+
+
 def terms(text: str) -> list[str]:
     """:func:`rca.retrieval.tokens.tokenize`, with "-es" plurals folded too ("losses" -> "loss")."""
+    if len(text) <= _REMEMBERED_CHARS:
+        return list(_remembered_terms(text))
+    return _terms(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _remembered_terms(text: str) -> tuple[str, ...]:
+    return tuple(_terms(text))
+
+
+def _terms(text: str) -> list[str]:
     return [token[:-1] if _ES_PLURAL.search(token) else token for token in tokenize(text)]
 
 
