@@ -148,6 +148,9 @@ class IncidentView:
 
 
 def _mode(words: set[str], bias: int) -> str | None:
+    """Training or serving by cue-word counts: a preference for the ranker. The premise
+    that rules a ``mode`` step out reads stricter evidence
+    (:func:`rca.suggestion.training_or_serving.run_kind`)."""
     training = len(_TRAINING_CUES & words)
     serving = len(_SERVING_CUES & words) + bias
     return "training" if training > serving else "serving" if serving > training else None
