@@ -26,6 +26,7 @@ SIXTH_HOLDOUT = "cases-q.jsonl"
 SEVENTH_HOLDOUT = "cases-r.jsonl"
 EIGHTH_HOLDOUT = "cases-v.jsonl"
 NINTH_HOLDOUT = "cases-x.jsonl"
+TENTH_HOLDOUT = "cases-z.jsonl"
 FRESH_HOLDOUTS = {
     "holdout2",
     "holdout3",
@@ -35,9 +36,10 @@ FRESH_HOLDOUTS = {
     "holdout7",
     "holdout8",
     "holdout9",
+    "holdout10",
 }
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second to ninth holdouts cover each of them.
+# Framework groups of issue 16; the second to tenth holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -295,5 +297,21 @@ def test_the_ninth_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != NINTH_HOLDOUT and c["split"] == "holdout9"]
     assert not elsewhere, f"holdout9 lines outside {NINTH_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in ninth) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 3}
+    assert not thin, f"framework groups with fewer than 3 cases: {thin}"
+
+
+def test_the_tenth_holdout_is_its_own_file_and_covers_every_group():
+    """cases-z.jsonl is a tenth fresh holdout (issue 16), built like cases-x: only
+    `holdout10` lines, `rz` ids, and `holdout10` appears nowhere else."""
+    if not (REALWORLD_DIR / TENTH_HOLDOUT).exists():
+        pytest.skip(f"{TENTH_HOLDOUT} not present")
+    tenth = [case for name, _, case in CASES if name == TENTH_HOLDOUT]
+    assert len(tenth) >= 42
+    assert all(case["split"] == "holdout10" for case in tenth)
+    assert all(case["id"].startswith("rz") for case in tenth)
+    elsewhere = [c["id"] for n, _, c in CASES if n != TENTH_HOLDOUT and c["split"] == "holdout10"]
+    assert not elsewhere, f"holdout10 lines outside {TENTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in tenth) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 3}
     assert not thin, f"framework groups with fewer than 3 cases: {thin}"
