@@ -39,9 +39,16 @@ test-tools: ## install the browser and compose checker the tests use (apt, as ro
 	  else echo "make test needs:$$missing -- run: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi
 
+# Test processes (pytest-xdist): one per core of a 2-core machine. Most of the suite's wall time
+# is spent waiting on subprocesses it starts (workers, brokers, clusters, a browser), so two
+# processes overlap that waiting. Files stay whole on one process (--dist loadfile): a file's
+# tests share its servers. Each process has its own cluster and state dir (tests/conftest.py).
+# `make test TEST_WORKERS=0` runs everything in this process.
+TEST_WORKERS ?= 2
+
 test: $(STAMP) test-tools ## run the whole test suite (unit, integration, browser)
 	@# a cluster of its own, so tests never touch (or stop) the `make run` database
-	RCA_DATA_DIR=$(CURDIR)/.data/test $(PY) -m pytest --durations=25
+	RCA_DATA_DIR=$(CURDIR)/.data/test $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # Tools that load the settings but serve no one get a throwaway key (settings refuse to
 # start without SECRET_KEY; `make run` keeps its own in .data/secret_key).

@@ -36,7 +36,7 @@ os.environ.setdefault("RCA_INGEST_INLINE", "true")
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config, specs) -> None:
-    """Under pytest-xdist (`pytest -n 2`; `make test` runs one process) each worker gets a
+    """Under pytest-xdist (`make test` runs `pytest -n 2 --dist loadfile`) each worker gets a
     state dir of its own, `$RCA_DATA_DIR/gw0`, `gw1`: its own embedded cluster, spool and
     runbook dirs. Tests terminate backends by application name, stop and restart processors
     and fill spools;
