@@ -1,13 +1,15 @@
 """Refit the offline provider's confidence on the dev cases and print reliability tables.
 
-    .venv/bin/python bench/calibrate_confidence.py [--write] [--holdout] [--corpus DIR] [--cv K]
+    .venv/bin/python bench/calibrate_confidence.py [--write] [--corpus DIR] [--cv K]
+        [--cv-files] [--weights framework=0.5,...] [--rows FILE] [--dump FILE]
 
-Cases: ``tests/data/dev_cases.jsonl`` and the ``split == "dev"`` lines of
-``eval/realworld/cases-*.jsonl``. Each case goes through retrieval as ``rca eval --suggest``
-runs it (hybrid, default fusion, top 5) and the offline provider; its raw evidence figures
-(:class:`rca.suggestion.confidence.Strength`) are recorded with the label "the action the
-provider would give names one of the case's ``keywords``" (the README's fix-term-in-action
-rule; for an abstention, its best guess is scored).
+Cases: the dev set of ``rca eval --realworld-dev``: ``tests/data/dev_cases.jsonl`` and the
+``split == "dev"`` lines of :data:`rca.evaluation.suite.REALWORLD_DEV_FILES`. Each case goes
+through retrieval as ``rca eval --suggest`` runs it (hybrid, default fusion, top 5) and the
+offline provider; its raw evidence figures (:class:`rca.suggestion.confidence.Strength`) are
+recorded with the label "the action the provider would give names one of the case's
+``keywords``" (the README's fix-term-in-action rule; for an abstention, its best guess is
+scored).
 
 Dev cases all have runbooks written for their kind, while real incidents often do not
 (the holdout's main failure). So each dev case is also run with its own category's runbooks
@@ -15,14 +17,27 @@ left out of the retrieved list (leave-class-out), simulating an incident no runb
 these rows join the fit with weight ``--augment-weight``, and the abstention threshold is
 chosen on all dev rows (:func:`rca.suggestion.calibration.choose_threshold`): half of them
 then have no runbook of their kind, an assumption about real traffic, stated here. Nothing
-here reads a holdout case unless ``--holdout`` is given, and then only to print its
-reliability table and rates (score only: the fit and the threshold come from dev).
+here reads a holdout case unless ``--holdout`` is given (its file list predates the later
+holdouts; not to be used while tuning), and then only to print its reliability table and
+rates (score only: the fit and the threshold come from dev).
 
 ``--cv K`` also runs the whole procedure (fit and threshold) K times, each time on all dev
 cases but one fold (a case and its leave-class-out row stay in the same fold), and scores
 the left-out fold: per-fold thresholds, out-of-fold answered right / wrong / abstained and
 the reliability of the out-of-fold probabilities, next to the parameters in the params
 file (as they were before this run) scored on the same folds.
+
+``--cv-files`` does the same with one fold per case file (leave-one-file-out): each
+eval/realworld file was collected at its own time, some before their runbooks existed, the
+closest proxy for fresh incidents the dev data has. ``--weights`` sets
+:class:`rca.retrieval.weights.FusionWeights` fields for the retrieval the rows come from.
+``--threshold-rule half`` answers when P >= 0.5 (right likelier than wrong: what maximises
+right - wrong for a calibrated P, nothing fitted) instead of the threshold chosen on dev;
+``--monotone`` drops any feature whose fitted weight is negative and refits (every figure is
+"higher = stronger"). Measured 2026-12-05 (README "Retrieval figures"): on 265 dev cases
+L2 1-50 with either threshold rule are within 5 of right - wrong of each other out of fold
+on the cases as collected, 5-fold and leave-one-file-out, so the defaults stay the
+procedure that fitted the shipped parameters (L2 1, threshold chosen on dev).
 
 ``--write`` stores the fitted parameters in ``rca/suggestion/confidence_params.json``, the
 one place the provider reads them from.
@@ -38,14 +53,6 @@ from typing import Any
 
 from _env import REPO, setup_django
 
-DEV_FILES = [
-    "tests/data/dev_cases.jsonl",
-    "eval/realworld/cases-a.jsonl",
-    "eval/realworld/cases-b.jsonl",
-    "eval/realworld/cases-d.jsonl",
-    "eval/realworld/cases-e.jsonl",
-    "eval/realworld/cases-g.jsonl",
-]
 HOLDOUT_FILES = ["eval/realworld/cases-a.jsonl", "eval/realworld/cases-b.jsonl"]
 FEATURES = ("retrieval", "margin", "step")
 
@@ -57,13 +64,44 @@ def _cases(paths: list[str], split: str) -> list[dict[str, Any]]:
             if line.strip():
                 case = json.loads(line)
                 if case.get("split", "dev") == split:
-                    cases.append(case)
+                    cases.append({**case, "_file": Path(path).name})
     return cases
 
 
-def _rows(cases: list[dict[str, Any]], corpus: str, augment: bool) -> list[dict[str, Any]]:
-    """One row per case (and per left-out case): id, figures, label, abstained."""
-    from rca.corpus.embeddings import embed
+def dev_cases() -> list[dict[str, Any]]:
+    """The cases of ``rca eval --realworld-dev`` (every line of tests/data/dev_cases.jsonl,
+    the dev lines of the real-world dev files), each with the name of its file."""
+    from rca.evaluation.run import load_cases
+    from rca.evaluation.suite import REALWORLD_DEV_FILES, realworld_dev_cases
+
+    cases = [
+        {**case, "_file": "dev_cases.jsonl"}
+        for case in load_cases(REPO / "tests" / "data" / "dev_cases.jsonl")
+    ]
+    real = _cases([str(p) for p in REALWORLD_DEV_FILES if p.is_file()], "dev")
+    assert [c["id"] for c in real] == [c["id"] for c in realworld_dev_cases()]
+    return cases + real
+
+
+def _weights(spec: str) -> Any:
+    """``framework=0.5,exception_type=0.25,agreement_score=capped`` over the defaults."""
+    from dataclasses import fields, replace
+
+    from rca.retrieval.weights import DEFAULT_WEIGHTS
+
+    kinds = {f.name: f.type for f in fields(DEFAULT_WEIGHTS)}
+    values: dict[str, Any] = {}
+    for item in filter(None, spec.split(",")):
+        name, value = item.split("=", 1)
+        values[name] = value if kinds[name] in (str, "str") else float(value)
+    return replace(DEFAULT_WEIGHTS, **values)
+
+
+def _rows(
+    cases: list[dict[str, Any]], corpus: str, augment: bool, weights: Any = None
+) -> list[dict[str, Any]]:
+    """One row per case (and per left-out case): id, file, figures, label."""
+    from rca.corpus.embeddings import embed_queries
     from rca.evaluation.metrics import keyword_hit
     from rca.evaluation.run import case_incident, load_bodies, load_index
     from rca.retrieval.hybrid import search
@@ -76,10 +114,11 @@ def _rows(cases: list[dict[str, Any]], corpus: str, augment: bool) -> list[dict[
     bodies = load_bodies(corpus, index.slugs)
     incidents = [case_incident(case) for case in cases]
     signals = [build_signals(incident) for incident in incidents]
-    vectors = embed([s.embedding_text() for s in signals])
+    vectors = embed_queries([s.embedding_text() for s in signals])
     # Never abstain here: the label is about the action the provider would give.
     provider = OfflineProvider(Calibration(0.0, {}, {}, {}, 0.0))
     classes = set(index.classes)
+    extra = {"weights": weights} if weights is not None else {}
     rows = []
     for case, incident, sig, vector in zip(cases, incidents, signals, vectors, strict=True):
         category = case.get("category", "")
@@ -87,7 +126,7 @@ def _rows(cases: list[dict[str, Any]], corpus: str, augment: bool) -> list[dict[
         if augment and category in classes:
             variants.append(("-loco", sum(c == category for c in index.classes)))
         for suffix, left_out in variants:
-            found = search(sig, vector, k=5 + left_out, index=index)
+            found = search(sig, vector, k=5 + left_out, index=index, **extra)
             if suffix:
                 found = [r for r in found if r.failure_class != category][:5]
             if not found:
@@ -97,6 +136,7 @@ def _rows(cases: list[dict[str, Any]], corpus: str, augment: bool) -> list[dict[
             rows.append(
                 {
                     "id": case["id"] + suffix,
+                    "file": case.get("_file", ""),
                     "augmented": bool(suffix),
                     "strength": draft.strength,
                     "hit": keyword_hit(draft.action, case.get("keywords") or []),
@@ -147,43 +187,76 @@ def _tally(rows: list[dict[str, Any]], p: list[float], thresholds: list[float]) 
     )
 
 
-def _cross_validate(rows: list[dict[str, Any]], args: Any, features: list[str], k: int) -> None:
-    """K-fold over dev cases: the procedure of ``main`` on K-1 folds, scored on the rest."""
+def _fit(rows: list[dict[str, Any]], args: Any, features: list[str]) -> Any:
+    """The calibration (fit and threshold) of ``args``' procedure on ``rows``."""
+    from dataclasses import replace
+
+    from rca.suggestion.calibration import choose_threshold, fit_logistic
+    from rca.suggestion.confidence import Strength
+
+    figures = [Strength(**r["strength"]) for r in rows]
+    labels = [r["hit"] for r in rows]
+    weights = [args.augment_weight if r["augmented"] else 1.0 for r in rows]
+    features = list(features)
+    while True:
+        fit = fit_logistic(figures, labels, features, l2=args.l2, weights=weights)
+        negative = [f for f in features if fit.coef[f] < 0]
+        if not (args.monotone and negative and len(features) > 1):
+            break
+        features.remove(min(negative, key=lambda f: fit.coef[f]))
+    if args.threshold_rule == "half":
+        threshold = 0.5
+    else:
+        p = [fit.probability(f) for f in figures]
+        threshold = choose_threshold(p, labels, min_answered=args.min_answered)
+    return replace(fit, threshold=threshold)
+
+
+def _folds(rows: list[dict[str, Any]], args: Any, k: int, by_file: bool) -> dict[str, int]:
+    """Fold of every case id (a case and its leave-class-out row share one)."""
     import numpy as np
 
-    from rca.suggestion.calibration import choose_threshold, fit_logistic, reliability
+    if by_file:
+        files = sorted({r["file"] for r in rows})
+        return {r["id"].removesuffix("-loco"): files.index(r["file"]) for r in rows}
+    base = sorted({r["id"].removesuffix("-loco") for r in rows})
+    order = np.random.RandomState(args.seed).permutation(len(base))
+    return {base[j]: i % k for i, j in enumerate(order)}
+
+
+def _cross_validate(
+    rows: list[dict[str, Any]], args: Any, features: list[str], k: int, by_file: bool = False
+) -> None:
+    """The procedure of ``main`` fitted without each fold (K random folds, or one fold per
+    case file), scored on it; next to the params file's calibration on the same folds."""
+    from rca.suggestion.calibration import reliability
     from rca.suggestion.confidence import Strength, load_calibration
 
     old = load_calibration()
-    base = sorted({r["id"].removesuffix("-loco") for r in rows})
-    order = np.random.RandomState(args.seed).permutation(len(base))
-    fold_of = {base[j]: i % k for i, j in enumerate(order)}
+    fold_of = _folds(rows, args, k, by_file)
     rows = [r for r in rows if not (args.no_augment and r["augmented"])]
     oof: dict[str, list[float]] = {"new": [], "new_t": [], "old": []}
     scored: list[dict[str, Any]] = []
-    for fold in range(k):
+    title = "leave-one-file-out" if by_file else f"{k}-fold"
+    print(f"== {title} cross-validation")
+    for fold in sorted(set(fold_of.values())):
         train = [r for r in rows if fold_of[r["id"].removesuffix("-loco")] != fold]
         test = [r for r in rows if fold_of[r["id"].removesuffix("-loco")] == fold]
-        weights = [args.augment_weight if r["augmented"] else 1.0 for r in train]
-        fit = fit_logistic(
-            [Strength(**r["strength"]) for r in train],
-            [r["hit"] for r in train],
-            features,
-            l2=args.l2,
-            weights=weights,
-        )
-        threshold = choose_threshold(
-            [fit.probability(Strength(**r["strength"])) for r in train],
-            [r["hit"] for r in train],
-            min_answered=args.min_answered,
-        )
+        if not test:
+            continue
+        fit = _fit(train, args, features)
         p = [fit.probability(Strength(**r["strength"])) for r in test]
         p_old = [old.probability(Strength(**r["strength"])) for r in test]
-        print(f"fold {fold}: {len(test)} rows, threshold {threshold:.3f}")
-        print(f"  refit  {_tally(test, p, [threshold] * len(test))}")
-        print(f"  old    {_tally(test, p_old, [old.threshold] * len(test))}")
+        plain = [r for r in test if not r["augmented"]]
+        name = test[0]["file"] if by_file else str(fold)
+        coef = " ".join(f"{f} {w:+.2f}" for f, w in fit.coef.items())
+        print(f"fold {name}: {len(plain)} cases, threshold {fit.threshold:.3f}, {coef}")
+        idx = [i for i, r in enumerate(test) if not r["augmented"]]
+        sub_p, sub_old = [p[i] for i in idx], [p_old[i] for i in idx]
+        print(f"  refit  {_tally(plain, sub_p, [fit.threshold] * len(plain))}")
+        print(f"  old    {_tally(plain, sub_old, [old.threshold] * len(plain))}")
         oof["new"] += p
-        oof["new_t"] += [threshold] * len(test)
+        oof["new_t"] += [fit.threshold] * len(test)
         oof["old"] += p_old
         scored += test
     for subset, keep in (
@@ -193,15 +266,16 @@ def _cross_validate(rows: list[dict[str, Any]], args: Any, features: list[str], 
     ):
         idx = [i for i, r in enumerate(scored) if keep(r)]
         sub = [scored[i] for i in idx]
-        print(f"out of fold, {subset}:")
+        print(f"{title} out of fold, {subset}:")
         new_p, old_p = [oof["new"][i] for i in idx], [oof["old"][i] for i in idx]
         fold_t, old_t = [oof["new_t"][i] for i in idx], [old.threshold] * len(sub)
         labels = [r["hit"] for r in sub]
         print(f"  refit (per-fold threshold)  {_tally(sub, new_p, fold_t)}")
         print(f"  refit, threshold {old.threshold:.3f}     {_tally(sub, new_p, old_t)}")
         print(f"  old params ({old.threshold:.3f})       {_tally(sub, old_p, old_t)}")
-        print(reliability(new_p, labels).format("  reliability, refit out of fold"))
-        print(reliability(old_p, labels).format("  reliability, old params"))
+        if args.verbose:
+            print(reliability(new_p, labels).format("  reliability, refit out of fold"))
+            print(reliability(old_p, labels).format("  reliability, old params"))
 
 
 def main() -> None:
@@ -218,31 +292,40 @@ def main() -> None:
     parser.add_argument("--holdout", action="store_true", help="score the holdout (never fit)")
     parser.add_argument("--cv", type=int, default=0, help="K-fold cross-validation over dev cases")
     parser.add_argument("--seed", type=int, default=0, help="fold assignment seed for --cv")
+    parser.add_argument("--cv-files", action="store_true", help="leave-one-file-out too")
+    parser.add_argument("--weights", default="", help="FusionWeights fields, name=value,...")
+    parser.add_argument("--threshold-rule", choices=("best", "half"), default="best")
+    parser.add_argument("--monotone", action="store_true", help="drop negative-weight features")
+    parser.add_argument("--verbose", action="store_true", help="out-of-fold reliability tables")
     args = parser.parse_args()
     setup_django()
 
-    from rca.suggestion.calibration import choose_threshold, fit_logistic
-    from rca.suggestion.confidence import PARAMS_PATH, Strength
+    from rca.suggestion.confidence import PARAMS_PATH
 
+    weights = _weights(args.weights) if args.weights else None
     if args.rows:
         rows = json.loads(Path(args.rows).read_text(encoding="utf-8"))
     else:
-        rows = _rows(_cases(DEV_FILES, "dev"), args.corpus, augment=True)
+        rows = _rows(dev_cases(), args.corpus, augment=True, weights=weights)
     if args.dump:
         Path(args.dump).write_text(json.dumps(rows), encoding="utf-8")
     fit_rows = [r for r in rows if not (args.no_augment and r["augmented"])]
     features = [f for f in args.features.split(",") if f]
     if args.cv:
         _cross_validate(rows, args, features, args.cv)
-    figures = [Strength(**r["strength"]) for r in fit_rows]
-    labels = [r["hit"] for r in fit_rows]
-    weights = [args.augment_weight if r["augmented"] else 1.0 for r in fit_rows]
-    calibration = fit_logistic(figures, labels, features, l2=args.l2, weights=weights)
+    if args.cv_files:
+        _cross_validate(rows, args, features, 0, by_file=True)
+    calibration = _fit(fit_rows, args, features)
+    threshold = calibration.threshold
+    features = list(calibration.coef)
     plain = [r for r in rows if not r["augmented"]]
-    threshold = choose_threshold(
-        [calibration.probability(Strength(**r["strength"])) for r in fit_rows],
-        labels,
-        min_answered=args.min_answered,
+    threshold_rule = (
+        "0.5: answer when right is likelier than wrong (not fitted)"
+        if args.threshold_rule == "half"
+        else (
+            f"max(right - wrong) among answered dev rows (with leave-class-out), "
+            f">= {args.min_answered} answered"
+        )
     )
     meta = {
         "fitted_on": f"{len(plain)} dev cases + {len(fit_rows) - len(plain)} leave-class-out rows",
@@ -250,10 +333,7 @@ def main() -> None:
         "features": features,
         "l2": args.l2,
         "augment_weight": args.augment_weight,
-        "threshold_rule": (
-            f"max(right - wrong) among answered dev rows (with leave-class-out), "
-            f">= {args.min_answered} answered"
-        ),
+        "threshold_rule": threshold_rule,
         "refit": "bench/calibrate_confidence.py --write",
     }
     calibration = type(calibration)(

@@ -147,3 +147,41 @@ def test_agreement_adds_its_weight_and_leaves_other_runbooks_scores_alone() -> N
         fusion.fuse("rrf", bm25, cosine, signal, w, np.array([1.0, 0.0])),
         fusion.fuse("rrf", bm25, cosine, signal, w),
     )
+
+
+@pytest.mark.parametrize("how", ["capped", "ranks"])
+def test_agreement_that_only_reorders_keeps_the_order_and_the_scale_of_the_plain_score(
+    how: str,
+) -> None:
+    # Runbook 0 is lexically weaker; agreement lifts it over runbook 1. Runbook 3 is absent
+    # (no BM25, no cosine, no signal): never ranked, its score untouched.
+    bm25, cosine = np.array([4.0, 5.0, 2.0, 0.0]), np.array([0.5, 0.5, 0.4, np.nan])
+    signal, framework = np.zeros(4), np.array([1.0, 0.0, 0.0, 1.0])
+    added = fusion.calibrated(bm25, cosine, signal, AGREEING, framework=framework)
+    plain = fusion.calibrated(bm25, cosine, signal, AGREEING)
+    reordered = fusion.calibrated(
+        bm25, cosine, signal, replace(AGREEING, agreement_score=how), framework=framework
+    )
+    present = [0, 1, 2]
+    assert list(np.argsort(-reordered[present], kind="stable")) == list(
+        np.argsort(-added[present], kind="stable")
+    )
+    assert reordered[0] >= reordered[1] >= reordered[2]
+    assert reordered.max() <= plain.max()  # no bonus in any score: still at most 1
+    assert reordered[3] == plain[3] and reordered[2] == plain[2]
+    if how == "capped":
+        # The lifted runbook keeps its own score; the stronger one below it ties: no margin.
+        assert reordered[0] == reordered[1] == pytest.approx(plain[0])
+    else:
+        assert reordered[0] == pytest.approx(plain[1]) and reordered[1] == pytest.approx(plain[0])
+
+
+def test_agreement_that_only_reorders_changes_nothing_when_agreement_is_off() -> None:
+    bm25, cosine, signal = np.array([4.0, 5.0]), np.array([0.5, 0.5]), np.zeros(2)
+    off = replace(DEFAULT_WEIGHTS, framework=0.0, exception_type=0.0, agreement_score="capped")
+    assert np.array_equal(
+        fusion.calibrated(bm25, cosine, signal, off, framework=np.array([1.0, 0.0])),
+        fusion.calibrated(bm25, cosine, signal, off),
+    )
+    with pytest.raises(ValueError, match="agreement score"):
+        fusion.agreement_reorders(bm25, bm25, np.ones(2, dtype=bool), "sideways")
