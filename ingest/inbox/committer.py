@@ -7,7 +7,7 @@ trip per request, and each request also paid Django's connection health check (a
 no commit is under way it leads: it takes everything queued, inserts it with the same
 statement (`write._PREPARE`, idempotent on (project, event_id)) on the process's one
 committing connection, and hands each waiter the rows that were its own. Requests that
-queued meanwhile wait, and when the commit ends one of them leads the next batch. Under
+queued meanwhile wait, and when the commit ends the first of them leads the next batch. Under
 light load a batch is one request, committed at once by its own thread (no hand-off to
 another thread: that cost ~0.1 ms of CPU per request, bench/request_cpu.py). A request is
 still answered only after its rows are committed with `synchronous_commit` on: durability
@@ -24,6 +24,15 @@ went 1, 3, 1, 3 and the single path paid ~2 requests per flush, which bounds it 
 disk (~185 flushes/s) well before CPU does on a quiet machine. With it, 3.2-4.6
 (`bench/cpu_accounting.py`, "req/WAL flush"). A wait sleeps on a condition, and none
 happens when requests come further apart than BUSY_SECONDS.
+
+Wake-ups: each waiting request sleeps on a lock of its own, released once, so a commit
+wakes exactly its batch's requests and a leaving leader exactly the next leader; a
+gathering leader is woken when no expected request is left on its way or every thread
+is queued, not at each arrival. Before, every commit's end woke every waiting request
+(those left for the next batch went back to sleep, and woke again when the leader left)
+and each arrival woke the gathering leader: on this VM a thread's wake-up costs ~20-100
+us of CPU under load (cache refill after others ran), a cost per request the floor does
+not pay.
 
 Group commit is on where `enable()` was called: in gunicorn workers
 (`webapp/gunicorn_conf.py`). Elsewhere (tests' clients, the processor's spool replay) and
@@ -67,7 +76,13 @@ QUIET_SECONDS = 0.001
 GATHER_SECONDS = 0.003
 
 
-@dataclass
+def _held() -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
+@dataclass(eq=False)  # compared by identity
 class _Waiting:
     """One request's records, and what became of them."""
 
@@ -76,6 +91,9 @@ class _Waiting:
     finished: bool = False  # set under the committer's lock once the above is final
     inserted: list[tuple[int, int, str]] = field(default_factory=list)
     error: BaseException | None = None
+    #: Held from the start; released once, to wake this request alone: when it is
+    #: `finished`, or (not finished) when the leader before it hands it the lead.
+    wakeup: threading.Lock = field(default_factory=_held)
 
 
 Connection = BaseDatabaseWrapper
@@ -94,7 +112,7 @@ class Committer:
         self._insert, self._after, self._threads = insert, after, threads
         self._queue: list[_Waiting] = []
         lock = threading.RLock()
-        self._cond = threading.Condition(lock)  # a batch finished, or the leader left
+        self._cond = threading.Condition(lock)  # no commit is under way any more (`close`)
         self._queued = threading.Condition(lock)  # an expected request queued or ended
         self._busy = False  # a leader is committing
         self._gathering = False  # a leader waits for `_coming` requests to queue
@@ -140,12 +158,15 @@ class Committer:
             self._own()
             self._queue.append(waiting)
             self._arrived()
-            if self._gathering:
-                self._queued.notify()
-            while self._busy and not waiting.finished:
-                self._cond.wait()
+            if self._gathering and (
+                self._coming <= 0 or (self._threads and len(self._queue) >= self._threads)
+            ):
+                self._queued.notify()  # a leader gathering has a reason to look again
+            lead = not self._busy
+            self._busy = True
+        if not lead:
+            waiting.wakeup.acquire()  # until it is committed, or it is handed the lead
             lead = not waiting.finished
-            self._busy = self._busy or lead
         if lead:
             self._lead(waiting)
         if waiting.error is not None:
@@ -192,14 +213,20 @@ class Committer:
                         self._ended_at = time.monotonic()
                         for waiting in batch:
                             waiting.finished = True
-                        self._cond.notify_all()
+                            if waiting is not mine:
+                                waiting.wakeup.release()
                 if inserted and self._conn is not None:  # the waiters are answered already
                     with contextlib.suppress(OperationalError, InterfaceError):
                         self._after(self._conn)
         finally:
             with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+                if not mine.finished and mine in self._queue:
+                    self._queue.remove(mine)  # leaving on an exception: nobody waits for it
+                if self._queue:  # the head of the queue leads next: one thread woken
+                    self._queue[0].wakeup.release()
+                else:
+                    self._busy = False
+                    self._cond.notify_all()
 
     def _gather(self) -> None:
         """While commits follow each other (the last ended under BUSY_SECONDS ago) or a

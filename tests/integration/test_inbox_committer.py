@@ -153,3 +153,54 @@ def test_a_write_in_a_transaction_after_psycopgs_deallocate_all_prepares_again()
         "inside",
         "after",
     }
+
+
+class _Stop(BaseException):
+    """Not an Exception: what a thread's own end (SystemExit, KeyboardInterrupt) looks like."""
+
+
+def test_a_leader_that_leaves_on_a_base_exception_hands_the_lead_on():
+    """Each waiting request is woken alone (its own lock): when the leader's statement ends
+    in a BaseException, the leader re-raises it and the requests queued behind it are still
+    committed by the next leader it woke, none left waiting."""
+    insert = CountingInsert()
+    calls = []
+
+    def failing_first(records, conn):
+        calls.append(len(records))
+        if len(calls) == 1:
+            insert(records, conn)  # held at the gate while the others queue
+            raise _Stop()
+        return insert(records, conn)
+
+    committer = Committer(failing_first, inbox_write.wake)
+    project = project_with_key("ml-platform").project
+    outcomes: dict[str, object] = {}
+
+    def request(name: str) -> None:
+        try:
+            outcomes[name] = committer.write(_records(project, [name]))
+        except BaseException as exc:  # noqa: BLE001 - the test looks at what each one got
+            outcomes[name] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=request, args=(n,)) for n in ("first", "a", "b", "c")]
+    threads[0].start()
+    assert insert.entered.wait(30)
+    for thread in threads[1:]:
+        thread.start()
+    _queued(committer, 3)
+    insert.gate.set()
+    for thread in threads:
+        thread.join(30)
+    try:
+        assert not any(thread.is_alive() for thread in threads)
+        assert isinstance(outcomes["first"], _Stop)
+        for name in ("a", "b", "c"):
+            assert [row[2] for row in outcomes[name]] == [name]
+        assert calls == [1, 3]  # the three queued behind it, in one statement
+        assert set(InboxItem.objects.values_list("event_id", flat=True)) >= {"a", "b", "c"}
+        assert not committer._busy and not committer._queue
+    finally:
+        committer.close()
