@@ -10,10 +10,12 @@ Three failures that look like others and take other fixes:
   kernel's "an illegal instruction was encountered" (a CUDA error) is not this fact.
 - ``custom-operator-unregistered``: ONNX Runtime or the ONNX checker names an operator it
   has no schema or kernel for ("X is not a registered function/op", "No Op registered for
-  X", "Could not find an implementation for X(N) node"), and that operator is in a
+  X", "Could not find an implementation for X(N) node"), or TensorRT's ONNX parser has no
+  importer for ("No importer registered for op: X"), and that operator is in a
   non-standard domain (``my_ops:Inverse2``) or is no standard ONNX operator at all
-  (:mod:`.onnx_operators`). No opset or provider change helps; the op's library must be
-  registered (or the op replaced at export).
+  (:mod:`.onnx_operators`). No opset or provider change helps, nor does constant folding
+  (the folder evaluates a subgraph with an ONNX runtime, which has no kernel for the op
+  either); the op's library or plugin must be registered (or the op replaced at export).
 - ``gpu-libraries-not-loaded``: a GPU build is installed but the CUDA libraries it needs
   did not load: TensorFlow's "Could not load dynamic library 'libcudart.so.11.0'" and
   "Cannot dlopen some GPU libraries", ONNX Runtime's "Failed to load library
@@ -55,6 +57,7 @@ _UNREGISTERED = (
     linear(rf"{_OPERATOR}(?:\(-?\d+\))?\s+is not a registered function/op"),
     linear(rf"No Op registered for\s+{_OPERATOR}\s+with domain_version"),
     linear(rf"Could not find an implementation for (?:the )?(?:node )?{_OPERATOR}\(-?\d+\)"),
+    linear(rf"No importer registered for op:\s*{_OPERATOR}"),  # TensorRT's ONNX parser
 )
 #: Library files and messages of a GPU build that failed to load what it needs.
 _GPU_LIBS_FAILED = linear(
@@ -83,7 +86,7 @@ def unregistered_operators(lines: Sequence[str]) -> list[str]:
     found: list[str] = []
     for line in lines:
         for pattern in _UNREGISTERED:
-            found.extend(match.group("op") for match in pattern.finditer(line))
+            found.extend(match.group("op").rstrip(".") for match in pattern.finditer(line))
     return list(dict.fromkeys(found))[:20]
 
 
