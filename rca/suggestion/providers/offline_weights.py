@@ -87,6 +87,20 @@ class OfflineWeights:
     """Added when a step's ``mode`` (training or serving) is the incident's, subtracted when
     it is the other: a serving incident rarely wants a training fix. Dev fold."""
 
+    mode_unknown: float = 0.75
+    """How far a step marked for one setting (training or serving) ranks below its score when
+    the incident does not tell which it is: such a step is then a bet on the setting, so a
+    step that fixes both goes first on nearly equal scores (a bare CUDA OOM message is not
+    told to wrap inference in ``torch.no_grad()``). Half of :attr:`mode`: the setting is a
+    coin flip. The order only (``Candidate.preference``): the chosen step's confidence is
+    its score, which the calibration was fitted on. Dev, 265 cases at 92665c1 (with
+    cuda-oom-inference step 3 and docker-shm-nccl-dataloader step 1 unmarked, their words
+    name no setting): fix term in action 164 -> 164, action or reason 185 -> 183, abstained
+    37 -> 37; bare OOMs get "reduce the batch" (rs003 now right, rs001/4/5 better guesses),
+    ra061 loses ``ignore_mismatched_sizes`` (marked training) to the neutral "build the
+    model with the checkpoint's config". As a score term (0.75 or 0.4) it lost 2 fix terms:
+    marked steps' lower scores abstained (re003, ri009)."""
+
     serving_context_bias: int = 1
     """Serving cues an incident gets for carrying an inference context (model, endpoint,
     batch): the context itself says it was served."""

@@ -73,6 +73,8 @@ class Candidate:
     #: The step applies the remedy the message names (``{message-advice}``): its confidence
     #: is capped (:attr:`OfflineWeights.advice_confidence_cap`).
     advice: bool = False
+    #: Added to ``score`` for the order only, not for the confidence (``_setting_bet``).
+    preference: float = 0.0
 
 
 def _gap(item: Evidence, top: Evidence) -> float:
@@ -265,6 +267,15 @@ def _setting_score(applies: StepMetadata, incident: IncidentView, named: frozens
     return score
 
 
+def _setting_bet(applies: StepMetadata, incident: IncidentView) -> float:
+    """How much a step marked for one setting (training or serving) ranks below its score
+    when the incident does not tell which setting it is: the step is then a bet on the
+    setting, and a step that fixes both goes first on equal scores
+    (:attr:`~OfflineWeights.mode_unknown`). A ranking preference, not part of the score: the
+    confidence map was fitted on scores without it."""
+    return -WEIGHTS.mode_unknown if applies.mode and not incident.mode else 0.0
+
+
 def _fact_score(candidate: Candidate, incident: IncidentView) -> float:
     """The incident's figures for the step (``fits``, a named tensor or prefix). Figures
     against it (``unless``) are premises: such a step never reaches the scoring."""
@@ -307,9 +318,11 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
             "fact": _fact_score(candidate, incident),
         }
         candidate.score = sum(candidate.parts.values())
+        candidate.preference = _setting_bet(candidate.applies, incident)
     # A stable sort keeps the first of equal scores: the better runbook, the earlier step,
     # and a runbook step before the message's advice.
-    return sorted([*candidates, *([advice] if advice else [])], key=lambda c: -c.score)
+    ranked = [*candidates, *([advice] if advice else [])]
+    return sorted(ranked, key=lambda c: -(c.score + c.preference))
 
 
 @dataclass
