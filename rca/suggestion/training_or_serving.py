@@ -11,11 +11,10 @@ its evaluation shows both, and then neither fact holds (an unknown contradicts n
 
 A runbook step marked ``mode: training`` or ``mode: serving`` is a fix for that setting
 only, so :func:`mode_contradictions` rules it out when the incident shows the other one.
-The step ranker has a second, softer reading of the same question
-(:func:`rca.suggestion.providers.incident_view._mode`: counts of cue words, which only
-prefer a step); this one is stricter because it rules steps out. Two readings can
-disagree (an incident whose words lean one way with no code evidence either way): folding
-the ranker's onto this one where this one decides is left to be measured on dev.
+The step ranker's preference (:func:`rca.suggestion.providers.incident_view._mode`) is
+this reading where it decides and counts of cue words only where it does not, so the two
+never disagree. Folding the cue words away entirely was measured and loses on dev (their
+docstring says where).
 Every pattern is linear-time (:mod:`ingest.linear_regex`) and reads capped lines.
 """
 

@@ -94,3 +94,12 @@ def test_the_bet_orders_steps_but_leaves_the_chosen_steps_score() -> None:
     ranked = rank_steps(_bare(_OOM))
     assert ranked[0].preference == 0.0
     assert any(candidate.score > ranked[0].score for candidate in ranked[1:])
+
+
+def test_the_code_evidence_decides_the_setting_over_cue_words() -> None:
+    # Words of serving (inference, server, request, endpoint) in the message; the frames are
+    # a training loop's: the premises read training, and so does the ranker.
+    message = _OOM + " while the inference server handled a request from the endpoint"
+    ctx = incident_context(message, *_RANKED, frames=_training_frames())
+    assert read_incident(ctx).mode == "training"
+    assert read_incident(_bare(message)).mode == "serving"  # no code evidence: cue words

@@ -147,10 +147,22 @@ class IncidentView:
     fact_words: frozenset[str]  # the mismatched tensor's name, the key prefix
 
 
-def _mode(words: set[str], bias: int) -> str | None:
-    """Training or serving by cue-word counts: a preference for the ranker. The premise
-    that rules a ``mode`` step out reads stricter evidence
-    (:func:`rca.suggestion.training_or_serving.run_kind`)."""
+def _mode(words: set[str], bias: int, facts: frozenset[str]) -> str | None:
+    """Training or serving: what the premises read (``runs-training`` / ``runs-serving``,
+    :func:`rca.suggestion.training_or_serving.run_kind`, the code's own evidence) where they
+    decide, else cue-word counts, a preference only.
+
+    One reading where the stricter one decides: the ranker never prefers the setting the
+    premise checker rules out; on dev this changes no suggestion (265 cases, 92665c1 plus
+    the unknown-setting order). The cue words stay for the rest because dropping them loses
+    (same cases, with the unknown-setting weight as a score term: fix term in action
+    163 -> 160, abstained 39 -> 42; rk010 and rk011 lose the head-size step of their
+    setting, ra024, rb010 and re011 abstain): they read what ``run_kind`` does not (a script
+    named ``inference.py``, "vllm" or "triton" in a path, "train" in a log line, an
+    inference context's model and batch), and an incident with no setting has every marked
+    step ranked below its score (:attr:`~.offline_weights.OfflineWeights.mode_unknown`)."""
+    if "runs-training" in facts or "runs-serving" in facts:
+        return "training" if "runs-training" in facts else "serving"
     training = len(_TRAINING_CUES & words)
     serving = len(_SERVING_CUES & words) + bias
     return "training" if training > serving else "serving" if serving > training else None
@@ -171,10 +183,11 @@ def read_incident(ctx: AnalysisContext, weights: OfflineWeights = WEIGHTS) -> In
     whole = whole_words("\n".join(texts))
     bias = weights.serving_context_bias if ctx.inference_context else 0
     diffs = list(ctx.shape_diff)
+    facts = read_premises(ctx).facts  # the facts premises check: message, frames and logs
     return IncidentView(
         words=words,
         whole=frozenset(whole | words.keys()),
-        mode=_mode(whole, bias),
-        facts=read_premises(ctx).facts,  # the facts premises check: message, frames and logs
+        mode=_mode(whole, bias, facts),
+        facts=facts,
         fact_words=fact_words(message, diffs),
     )
