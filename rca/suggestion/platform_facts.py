@@ -19,7 +19,8 @@ Three failures that look like others and take other fixes:
 - ``gpu-libraries-not-loaded``: a GPU build is installed but the CUDA libraries it needs
   did not load: TensorFlow's "Could not load dynamic library 'libcudart.so.11.0'" and
   "Cannot dlopen some GPU libraries", ONNX Runtime's "Failed to load library
-  libonnxruntime_providers_cuda.so" (not the bare "Failed to create CUDAExecutionProvider",
+  libonnxruntime_providers_cuda.so" and "CUDA_PATH is set but CUDA wasn't able to be
+  loaded" (not the bare "Failed to create CUDAExecutionProvider",
   which a CPU package shadowing the GPU one prints too), a ``+cu``
   torch wheel with ``torch.cuda.is_available()`` False. Installing "the GPU build" again
   cannot help; the matching CUDA/cuDNN libraries (or their path) can.
@@ -65,7 +66,8 @@ _GPU_LIBS_FAILED = linear(
     r"|cusolver|cusparse|cudnn|nvinfer|nccl)\w*"
     r"|Cannot dlopen some GPU libraries"
     r"|Failed to load (?:library|shared library)\s+\S*onnxruntime_providers_(?:cuda|tensorrt)"
-    r"|LoadLibrary failed with error \d+[^\n]{0,80}onnxruntime_providers_(?:cuda|tensorrt)",
+    r"|LoadLibrary failed with error \d+[^\n]{0,80}onnxruntime_providers_(?:cuda|tensorrt)"
+    r"|\bCUDA wasn.?t able to be loaded",
     ignore_case=True,
 )
 _CUDA_WHEEL = linear(r"\b\d+\.\d+(?:\.\d+)?\+cu\d{2,3}\b")
