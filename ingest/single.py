@@ -82,11 +82,16 @@ def _invalid(errors: list[dict[str, Any]]) -> JsonResponse:
     return JsonResponse({"detail": detail(errors)}, status=400)
 
 
+#: An empty body: ninja validates nothing then (a missing `incident`). Not None, which is
+#: what a body of JSON `null` parses to: ninja validates that one (not a dictionary).
+_EMPTY = object()
+
+
 def _body(request: HttpRequest) -> Any:
-    """The parsed body, None when empty (ninja validates nothing then: a missing
-    `incident`), or the refusal its parser's error becomes."""
+    """The parsed body, :data:`_EMPTY` when there is none, or the refusal its parser's
+    error becomes."""
     if not request.body:
-        return None
+        return _EMPTY
     try:
         return _PARSER.parse_body(request)
     except Exception as exc:  # as ninja's BodyModel: any parser error is a 400
@@ -116,7 +121,7 @@ def post_incident(request: HttpRequest) -> HttpResponse:
     data = _body(request)
     if isinstance(data, HttpResponse):
         return data
-    if data is None:
+    if data is _EMPTY:
         return _invalid([{"loc": BODY_LOC, "msg": "Field required"}])
     try:
         incident = IncidentIn.model_validate(data)

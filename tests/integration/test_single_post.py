@@ -76,6 +76,7 @@ bodies = (
     | st.just(json.dumps({"service": "s", "message": "m", "tags": {"a": [[[[[[]]]]]]}}).encode())
     | st.just(json.dumps({"service": "s", "message": "m", "event_id": "same-id-1"}).encode())
     | st.just(b"")
+    | st.sampled_from([b"null", b"[]", b"0", b'"incident"', b"true"])
 )
 content_types = st.sampled_from(["application/json", "text/plain", "", "APPLICATION/JSON"])
 

@@ -70,6 +70,18 @@ def test_a_tensorflow_incident_gets_the_tensorflow_wording_in_the_steps_place() 
         "tensorflow.python.framework.errors_impl.ResourceExhaustedError",
         "OOM when allocating tensor with shape[64,512,512]",
     )
+    # A Keras training loop's frame: the step is marked for training, and an incident that
+    # does not tell its setting ranks a step for either setting first.
+    ctx.frames = [
+        {
+            "filename": "/srv/job/train.py",
+            "function": "main",
+            "lineno": 41,
+            "module": "",
+            "in_app": True,
+            "context_line": "model.fit(dataset, epochs=10)",
+        }
+    ]
     premises = read_premises(ctx)
     assert premises.frameworks == {"tensorflow"}
     assert contradictions(_evidence().applies[0], premises) == []
