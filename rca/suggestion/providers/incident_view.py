@@ -156,11 +156,12 @@ def _mode(words: set[str], bias: int, facts: frozenset[str]) -> str | None:
     premise checker rules out; on dev this changes no suggestion (265 cases, 92665c1 plus
     the unknown-setting order). The cue words stay for the rest because dropping them loses
     (same cases, with the unknown-setting weight as a score term: fix term in action
-    163 -> 160, abstained 39 -> 42; rk010 and rk011 lose the head-size step of their
-    setting, ra024, rb010 and re011 abstain): they read what ``run_kind`` does not (a script
-    named ``inference.py``, "vllm" or "triton" in a path, "train" in a log line, an
-    inference context's model and batch), and an incident with no setting has every marked
-    step ranked below its score (:attr:`~.offline_weights.OfflineWeights.mode_unknown`)."""
+    163 -> 160, abstained 39 -> 42; two head-size mismatches lose the step of their
+    setting, three answers abstain; commit d862872 names the cases): they read what
+    ``run_kind`` does not (a script named ``inference.py``, "vllm" or "triton" in a path,
+    "train" in a log line, an inference context's model and batch), and an incident with
+    no setting has every marked step ranked below its score
+    (:attr:`~.offline_weights.OfflineWeights.mode_unknown`)."""
     if "runs-training" in facts or "runs-serving" in facts:
         return "training" if "runs-training" in facts else "serving"
     training = len(_TRAINING_CUES & words)

@@ -96,10 +96,11 @@ class OfflineWeights:
     its score, which the calibration was fitted on. Dev, 265 cases at 92665c1 (with
     cuda-oom-inference step 3 and docker-shm-nccl-dataloader step 1 unmarked, their words
     name no setting): fix term in action 164 -> 164, action or reason 185 -> 183, abstained
-    37 -> 37; bare OOMs get "reduce the batch" (rs003 now right, rs001/4/5 better guesses),
-    ra061 loses ``ignore_mismatched_sizes`` (marked training) to the neutral "build the
-    model with the checkpoint's config". As a score term (0.75 or 0.4) it lost 2 fix terms:
-    marked steps' lower scores abstained (re003, ri009)."""
+    37 -> 37; bare OOMs get "reduce the batch" (one more right, three better guesses), one
+    head-size mismatch loses ``ignore_mismatched_sizes`` (marked training) to the neutral
+    "build the model with the checkpoint's config". As a score term (0.75 or 0.4) it lost 2
+    fix terms: marked steps' lower scores made two answers abstain (commit 73cd400 names
+    the cases)."""
 
     serving_context_bias: int = 1
     """Serving cues an incident gets for carrying an inference context (model, endpoint,
