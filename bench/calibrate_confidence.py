@@ -84,16 +84,15 @@ def dev_cases() -> list[dict[str, Any]]:
 
 
 def _weights(spec: str) -> Any:
-    """``framework=0.5,exception_type=0.25,agreement_score=capped`` over the defaults."""
-    from dataclasses import fields, replace
+    """``framework=0.5,exception_type=0.25`` over the defaults."""
+    from dataclasses import replace
 
     from rca.retrieval.weights import DEFAULT_WEIGHTS
 
-    kinds = {f.name: f.type for f in fields(DEFAULT_WEIGHTS)}
-    values: dict[str, Any] = {}
+    values: dict[str, float] = {}
     for item in filter(None, spec.split(",")):
         name, value = item.split("=", 1)
-        values[name] = value if kinds[name] in (str, "str") else float(value)
+        values[name] = float(value)
     return replace(DEFAULT_WEIGHTS, **values)
 
 

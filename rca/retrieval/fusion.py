@@ -30,7 +30,6 @@ from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
 __all__ = [
     "STRATEGIES",
     "Strategy",
-    "agreement_reorders",
     "calibrated",
     "ceiling",
     "fuse",
@@ -86,43 +85,13 @@ def calibrated(
     cosines. Agreement on framework and exception class (:mod:`rca.retrieval.agreement`) is
     added on top, outside the ceiling: it re-orders runbooks of similar evidence and leaves
     the score of a runbook without it where it was, so the readers of the score (step
-    ranking, confidence) keep their units; with ``w.agreement_score`` other than ``added``
-    it only re-orders (:func:`agreement_reorders`)."""
-    base = normalise_bm25(bm25) + w.cosine_scale * _raw_cosine(cosine) + w.signal * signal
-    total = base
+    ranking, confidence) keep their units."""
+    total = normalise_bm25(bm25) + w.cosine_scale * _raw_cosine(cosine) + w.signal * signal
     if framework is not None and framework.size:
         total = total + w.framework * framework
     if exception is not None and exception.size:
         total = total + w.exception_type * exception
-    if w.agreement_score != "added" and (w.framework or w.exception_type):
-        present = (bm25 > 0) | ~np.isnan(cosine) | (signal > 0)
-        return agreement_reorders(total, base, present, w.agreement_score) / ceiling(w)
     return total / ceiling(w)
-
-
-def agreement_reorders(
-    scored: np.ndarray, base: np.ndarray, present: np.ndarray, how: str = "capped"
-) -> np.ndarray:
-    """Scores in ``scored``'s order (the ``present`` runbooks') on ``base``'s scale: agreement
-    re-orders runbooks and adds nothing to the score the suggestion side reads
-    (:attr:`rca.retrieval.weights.FusionWeights.agreement_score`).
-
-    ``capped``: each runbook keeps its own ``base`` score, at most the one ranked above it
-    (a runbook agreement lifts over a stronger one ties with it: no margin);
-    ``ranks``: the runbook at rank r takes the r-th best ``base`` score of all.
-    Runbooks not present keep their ``base`` score (never ranked)."""
-    result = base.astype(np.float64, copy=True)
-    positions = np.flatnonzero(present)
-    if not positions.size:
-        return result
-    order = positions[np.argsort(-scored[positions], kind="stable")]
-    if how == "ranks":
-        result[order] = np.sort(base[order])[::-1]
-    elif how == "capped":
-        result[order] = np.minimum.accumulate(base[order])
-    else:
-        raise ValueError(f"unknown agreement score {how!r}")
-    return result
 
 
 def weighted(

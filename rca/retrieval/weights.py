@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from typing import Any
 
 __all__ = [
     "DEFAULT_QUERY_WEIGHTS",
@@ -118,18 +117,13 @@ class FusionWeights:
     #: text quotes the incident's exception class (the type's last dotted part as one
     #: identifier). Same CV as ``framework``: every fold chose 0.25. Off for the same reason.
     exception_type: float = 0.0
-    #: What agreement does to the fused score the suggestion side reads (step ranking's
-    #: gaps, the offline confidence's ``retrieval`` and ``margin``): ``added`` (the bonus is
-    #: in the score), or it only re-orders (:func:`rca.retrieval.fusion.agreement_reorders`:
-    #: ``capped``, each runbook keeps its own score without the bonus, at most the one
-    #: ranked above it; ``ranks``, the r-th ranked takes the r-th best score without it).
-    #: The order, hence hit@1, is the same for all three. Measured with agreement 0.5 /
-    #: 0.25 (2026-12-05, ``bench/calibrate_confidence.py --cv 5 --cv-files --weights ...``,
-    #: 235 dev cases, the L2 30 / threshold 0.5 refit): out of fold answered right 157 / 156
-    #: (5-fold / leave-one-file-out) with agreement off, 156 / 154 ``capped``, 157 / 155
-    #: ``ranks``; the best-guess action names the fix term in 165 / 163 / 164 cases. Not a
-    #: gain for the suggestions, so agreement stays off (README "Retrieval figures").
-    agreement_score: str = "added"
+    # Agreement that only re-orders (the bonus kept out of the score the suggestion side
+    # reads: each runbook its own score capped by the one above it, or the r-th ranked
+    # taking the r-th best score) was measured and not kept (2026-12-05, commit bd39be1,
+    # 235 dev cases, agreement 0.5 / 0.25, the L2 30 / threshold 0.5 refit): out of fold
+    # answered right 157 / 156 (5-fold / by file) with agreement off, 156 / 154 capped,
+    # 157 / 155 by rank; the best-guess action names the fix term in 165 / 163 / 164 cases.
+    # Not a gain for the suggestions, so agreement stays off (README "Retrieval figures").
     #: ``weighted`` (the previous default, kept for comparison): BM25 / max and min-max
     #: cosine mixed 0.4 / 0.6. Min-max stretches any cosine spread to [0, 1], so a weak
     #: dense ranker weighs as much as a sure one: on an independent corpus (BM25 0.921,
@@ -174,11 +168,10 @@ TUNING_GRID: dict[str, tuple[float, ...]] = {
 def grid(base: FusionWeights = DEFAULT_WEIGHTS) -> list[FusionWeights]:
     """Every combination of :data:`TUNING_GRID` over ``base``, the default first."""
     names = list(TUNING_GRID)
-    settings: list[dict[str, Any]] = [
-        dict(zip(names, values, strict=True))
+    combos = [
+        replace(base, **dict(zip(names, values, strict=True)))
         for values in itertools.product(*(TUNING_GRID[n] for n in names))
     ]
-    combos = [replace(base, **setting) for setting in settings]
     return [base, *(c for c in combos if c != base)]
 
 
