@@ -27,6 +27,7 @@ SEVENTH_HOLDOUT = "cases-r.jsonl"
 EIGHTH_HOLDOUT = "cases-v.jsonl"
 NINTH_HOLDOUT = "cases-x.jsonl"
 TENTH_HOLDOUT = "cases-z.jsonl"
+ELEVENTH_HOLDOUT = "cases-ab.jsonl"
 FRESH_HOLDOUTS = {
     "holdout2",
     "holdout3",
@@ -37,9 +38,10 @@ FRESH_HOLDOUTS = {
     "holdout8",
     "holdout9",
     "holdout10",
+    "holdout11",
 }
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second to tenth holdouts cover each of them.
+# Framework groups of issue 16; the second to eleventh holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -313,5 +315,23 @@ def test_the_tenth_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != TENTH_HOLDOUT and c["split"] == "holdout10"]
     assert not elsewhere, f"holdout10 lines outside {TENTH_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in tenth) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 3}
+    assert not thin, f"framework groups with fewer than 3 cases: {thin}"
+
+
+def test_the_eleventh_holdout_is_its_own_file_and_covers_every_group():
+    """cases-ab.jsonl is an eleventh fresh holdout (issue 16), built like cases-z: only
+    `holdout11` lines, `rab` ids, and `holdout11` appears nowhere else."""
+    if not (REALWORLD_DIR / ELEVENTH_HOLDOUT).exists():
+        pytest.skip(f"{ELEVENTH_HOLDOUT} not present")
+    eleventh = [case for name, _, case in CASES if name == ELEVENTH_HOLDOUT]
+    assert len(eleventh) >= 44
+    assert all(case["split"] == "holdout11" for case in eleventh)
+    assert all(case["id"].startswith("rab") for case in eleventh)
+    elsewhere = [
+        c["id"] for n, _, c in CASES if n != ELEVENTH_HOLDOUT and c["split"] == "holdout11"
+    ]
+    assert not elsewhere, f"holdout11 lines outside {ELEVENTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in eleventh) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 3}
     assert not thin, f"framework groups with fewer than 3 cases: {thin}"
