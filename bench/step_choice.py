@@ -4,15 +4,17 @@
     .venv/bin/python bench/step_choice.py --rows /tmp/steps.json --cv 5 --signals name_w
     .venv/bin/python bench/step_choice.py --rows /tmp/steps.json --confidence step_margin
 
-Dev cases only (the files of ``bench/calibrate_confidence.py`` and cases-i..l, ``split ==
-"dev"``), run through retrieval and the offline provider as ``rca eval --suggest`` runs them
-(hybrid, default fusion, top 5), each also with its own category's runbooks left out
+Dev cases only (the 265 of ``bench/calibrate_confidence.py``: ``tests/data/dev_cases.jsonl``
+and the ``split == "dev"`` lines of ``rca eval --realworld-dev``'s files), run through
+retrieval and the offline provider as ``rca eval --suggest`` runs them (hybrid, default
+fusion, top 5), each also with its own category's runbooks left out
 (leave-class-out, as the confidence fit does). Per case the dump keeps the answer, whether a
 keyword (the fix term) is in the action and in the runner-up clause, and every ranked
 candidate step with its score parts (:attr:`Candidate.parts`), whether its own action holds
 a keyword, and its *support* signals: how much of the step's own text the incident names;
 and, for ``bench/step_evidence.py``, each incident word's places and each step's shared
-words.
+words; for ``bench/step_phrases.py``, the message, its error logs and each step's text.
+Candidates are chosen by score plus ``preference`` (the setting bet), as the ranking orders.
 
 Support signals (structural, no word lists), over the step's backticked code in its action
 (all framework wordings): ``code_hits`` distinct code words (3+ letters, not a framework name
@@ -47,20 +49,24 @@ from pathlib import Path
 from typing import Any
 
 from _env import REPO, setup_django
-from calibrate_confidence import DEV_FILES
 
 ALTERNATIVE = " If that does not apply: "
 STRENGTH = ["retrieval", "margin", "step"]
 
 
-#: Dev files added after ``calibrate_confidence.DEV_FILES`` was fixed (all ``split == "dev"``).
-NEWER_DEV_FILES = [f"eval/realworld/cases-{x}.jsonl" for x in "ijkl"]
+def _dev_files() -> list[str]:
+    """The files of ``rca eval --realworld-dev`` plus ``tests/data/dev_cases.jsonl`` (the 265
+    dev cases of ``calibrate_confidence.py``; 235 before ``cases-aa``)."""
+    from rca.evaluation.suite import REALWORLD_DEV_FILES
+
+    real = [str(p.relative_to(REPO)) for p in REALWORLD_DEV_FILES if p.is_file()]
+    return ["tests/data/dev_cases.jsonl", *real]
 
 
 def _cases(paths: list[str] | None = None) -> list[dict[str, Any]]:
-    """The dev lines of ``paths`` (default: the 190 dev cases), each tagged with its file."""
+    """The dev lines of ``paths`` (default: :func:`_dev_files`), each tagged with its file."""
     cases = []
-    for path in paths if paths is not None else [*DEV_FILES, *NEWER_DEV_FILES]:
+    for path in paths if paths is not None else _dev_files():
         for line in (REPO / path).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 case = json.loads(line)
@@ -133,6 +139,7 @@ def _dump(corpus: str) -> list[dict[str, Any]]:
     from rca.retrieval.signals import build_signals
     from rca.suggestion.confidence import Calibration
     from rca.suggestion.evidence import context_for, evidence_from_retrieved
+    from rca.suggestion.message_advice import error_log_texts
     from rca.suggestion.premises import read_premises
     from rca.suggestion.providers import OfflineProvider
     from rca.suggestion.providers.incident_view import evidence_words, read_incident
@@ -175,11 +182,17 @@ def _dump(corpus: str) -> list[dict[str, Any]]:
                     "hit": keyword_hit(draft.action, keywords),
                     "hit_runner_up": keyword_hit(runner, keywords),
                     "places": places,
+                    "message": ctx.message or "",
+                    "error_logs": error_log_texts(ctx.logs),
+                    "whole": sorted(view.whole),
                     "candidates": [
                         {
                             "runbook": c.evidence.slug,
                             "position": c.position,
                             "parts": c.parts,
+                            "preference": c.preference,
+                            "text": c.evidence.remediation[c.position],
+                            "action": c.action,
                             "signals": _support(c, view, premises),
                             "hit": keyword_hit(c.action, keywords),
                             "terms": _terms(c, places, rarity),
@@ -192,11 +205,12 @@ def _dump(corpus: str) -> list[dict[str, Any]]:
 
 
 def _choose(candidates: list[dict[str, Any]], weights: dict[str, float]) -> dict[str, Any] | None:
-    """The best candidate when each support signal adds ``weight * value`` to the score
-    (the first of equal scores, as the ranking's stable sort keeps)."""
+    """The best candidate when each support signal adds ``weight * value`` to the score and
+    its ``preference`` (the setting bet) is added, as the ranking orders (the first of equal
+    scores, as its stable sort keeps)."""
     best, best_score = None, float("-inf")
     for candidate in candidates:
-        score = sum(candidate["parts"].values())
+        score = sum(candidate["parts"].values()) + candidate.get("preference", 0.0)
         score += sum(weights.get(k, 0.0) * v for k, v in candidate["signals"].items())
         if score > best_score + 1e-12:
             best, best_score = candidate, score

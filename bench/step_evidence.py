@@ -61,7 +61,11 @@ def _choose(row: dict[str, Any], w: dict[str, float]) -> dict[str, Any] | None:
     best, best_score = None, float("-inf")
     for candidate in row["candidates"]:
         parts = candidate["parts"]
-        score = sum(parts.values()) - parts["overlap"] + _overlap(row, candidate, w)
+        if "overlap" in parts:  # not the message's advice (its score is one flat part)
+            score = sum(parts.values()) - parts["overlap"] + _overlap(row, candidate, w)
+        else:
+            score = sum(parts.values())
+        score += candidate.get("preference", 0.0)  # the setting bet orders, as the ranking
         if score > best_score + 1e-12:
             best, best_score = candidate, score
     return best
@@ -88,6 +92,7 @@ def main() -> None:
             abs(_overlap(r, c, dumped) - c["parts"]["overlap"])
             for r in rows
             for c in r["candidates"]
+            if "overlap" in c["parts"]
         )
         print(f"re-scored overlap vs dumped: largest difference {worst:.2e}")
     fixed = {**{k: v for k, v in BEFORE.items() if k not in GRID}, "path": 0.0}  # paths out

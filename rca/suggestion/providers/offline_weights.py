@@ -24,6 +24,11 @@ right-runbook-wrong-step (cases-a 28 -> 26); the 24 incidents with frames stay a
 words move scores but seldom the choice: dropping every frame word changes 3 choices (all
 misses either way), library frames alone none; the frame incidents' misses are mostly the
 wrong runbook (11 of 24 have no step with the fix) or lose on position and setting.
+
+Also tried and not added (``bench/step_phrases.py``, 265 and 295 dev cases, 5-fold and by
+file): a step that restates the message's own phrase (word pairs only it puts side by side)
+gains 0-2 out of fold with folds choosing either sign; a step whose code names what the
+message's advice sentence names gains 0-2 (two real cases, not more than two).
 """
 
 from __future__ import annotations
