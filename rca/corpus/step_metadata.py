@@ -89,6 +89,11 @@ FACTS: dict[str, str] = {
     "batch-axis-missing": "the input has one axis fewer than expected, the leading (batch) one",
     "trailing-axis-missing": "the input has one axis fewer than expected, the trailing one",
     "same-elements-other-rank": "the input has the expected element count in another rank",
+    "input-has-extra-axis": (
+        "the input has more axes than the layer accepts (the rank found is above the one"
+        " expected): adding an axis makes it worse"
+    ),
+    "input-lacks-axis": "the input has fewer axes than the layer accepts",
     "grayscale-input": "a convolution expecting 3 input channels got 1",
     "rgba-input": "a convolution expecting 3 input channels got 4",
     "channels-last-input": "a convolution got its channels in the last axis",

@@ -27,6 +27,7 @@ from rca.suggestion.oom_figures import (
     read_oom_figures,
 )
 from rca.suggestion.platform_facts import platform_facts
+from rca.suggestion.rank_direction import rank_facts
 from rca.suggestion.state_dict_keys import key_facts, key_prefix
 from rca.suggestion.version_pairs import version_facts
 
@@ -119,6 +120,7 @@ def incident_facts(
     """The :data:`~rca.corpus.step_metadata.FACTS` this incident shows; ``code`` is the text
     of its frames and logs (where a pretrained model is loaded, say)."""
     facts = memory_facts(read_oom_figures(message)) | key_facts(message)
+    facts |= rank_facts(message, diffs)  # which way an input's rank is off
     for diff in diffs[:2]:
         facts |= _shape_facts(diff)
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]

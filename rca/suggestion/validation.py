@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rca.corpus.sentences import first_sentence_end
 from rca.suggestion.checks import MAX_SCAN_CHARS
+from rca.suggestion.checks.added_axis import added_axis_violations
 from rca.suggestion.checks.code_locations import (
     code_locations,
     stack_path_match,
@@ -216,7 +217,9 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
     remnants = template_remnants(text)
     if remnants:
         complaints.append("fill in or remove the template placeholders: " + ", ".join(remnants[:3]))
-    contradicted = premise_complaints(draft, ctx, premises or read_premises(ctx))
+    premises = premises or read_premises(ctx)
+    contradicted = premise_complaints(draft, ctx, premises)
+    contradicted += added_axis_violations(draft.action or "", premises.facts)
     complaints.extend(contradicted)
     return Validation(
         format_ok=is_formatted,
