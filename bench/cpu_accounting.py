@@ -26,6 +26,7 @@ kernel spent in (soft)interrupts, /proc/stat: loopback TCP is partly there) and 
 and ends within a phase is counted only through its parent's cutime (the postmaster's).
 
     SECRET_KEY=x .venv/bin/python bench/cpu_accounting.py
+    RCA_SENTRY_SPOOL_FIRST=1 ...  # Sentry events spooled first (ingest/inbox/spool_first.py)
     BENCH_GUNICORN="--workers 3 --threads 2" ...  # another shape of the web server
 """
 
@@ -231,7 +232,10 @@ def main() -> None:
         return [None] * n
 
     def drained() -> None:
-        while InboxItem.objects.filter(failed_at__isnull=True).exists():
+        """Until the processor has stored everything: the inbox and the spool are empty."""
+        from ingest import spool
+
+        while InboxItem.objects.filter(failed_at__isnull=True).exists() or spool.count():
             time.sleep(0.02)
 
     try:

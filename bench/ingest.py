@@ -219,11 +219,13 @@ def paced(send: Any, bodies: list) -> int:
 
 
 def drain(phase: Phase) -> None:
-    """Wait for the processor to empty the inbox; record how long that took after the last
-    answer, and each incident's accept -> stored latency (a failure if any is missing)."""
+    """Wait for the processor to empty the inbox and the spool (Sentry events spooled first,
+    RCA_SENTRY_SPOOL_FIRST); record how long that took after the last answer, and each
+    incident's accept -> stored latency (a failure if any is missing)."""
+    from ingest import spool
     from ingest.models import InboxItem, Incident
 
-    while InboxItem.objects.filter(failed_at__isnull=True).exists():
+    while InboxItem.objects.filter(failed_at__isnull=True).exists() or spool.count():
         time.sleep(0.02)
     phase.drain_s = max(0.0, time.time() - phase.last_answer)
     stored = dict(

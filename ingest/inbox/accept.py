@@ -8,7 +8,11 @@ later otherwise, when the answer carries null ids and clients find the incident 
 event id (`GET /api/v1/incidents?event_id=`).
 
 When the database is away, the records go to the on-disk spool (`ingest.spool`) and are
-answered as queued; the processor replays them once it is back. A full spool, or no spool
+answered as queued; the processor replays them once it is back.
+
+Sentry events go to the spool first when RCA_SENTRY_SPOOL_FIRST is on (`spool_first.py`
+says why only they, and what holds): no inbox INSERT or commit in the request; the
+processor stores them straight from the spool. A full spool, or no spool
 at all, is `InboxUnavailable`: a 503 with Retry-After. An inbox holding more waiting rows
 than RCA_INBOX_MAX_ROWS (`backlog.py`) is `InboxFull`: a 429 with Retry-After, nothing
 accepted, checked before anything is written.
@@ -23,10 +27,10 @@ from typing import Any
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from ingest.inbox import backlog
+from ingest.inbox import backlog, spool_first
 from ingest.inbox.process import process_pending
 from ingest.inbox.records import Record, make_records
-from ingest.inbox.write import write
+from ingest.inbox.write import not_writing, write
 from ingest.models import Incident, Project
 
 #: Seconds a client is asked to wait when nothing could take its incidents.
@@ -76,6 +80,17 @@ def _spool(records: list[Record]) -> None:
         ) from None
 
 
+def _spooled(records: list[Record]) -> list[Outcome]:
+    """Outcomes of spooled records: the spool cannot tell a retry from a new one (the
+    processor's store will, by event id); the same id twice in a request is a retry."""
+    seen: set[str] = set()
+    outcomes = []
+    for r in records:
+        outcomes.append(Outcome(r["event_id"], created=r["event_id"] not in seen))
+        seen.add(r["event_id"])
+    return outcomes
+
+
 def accept(
     project: Project,
     payloads: Sequence[dict[str, Any]],
@@ -89,17 +104,16 @@ def accept(
             "too many incidents are waiting to be processed; retry later", backlog.RETRY_AFTER
         )
     records = make_records(project.pk, source, payloads, idempotency_keys)
+    if spool_first.applies(source):
+        not_writing()  # a gathering inbox commit need not wait for this request
+        _spool(records)
+        spool_first.wake()
+        return _spooled(records)
     try:
         inserted = write(records)
     except (OperationalError, InterfaceError):
         _spool(records)
-        # The spool cannot tell a retry from a new one: the replay's insert will.
-        seen: set[str] = set()
-        outcomes = []
-        for r in records:
-            outcomes.append(Outcome(r["event_id"], created=r["event_id"] not in seen))
-            seen.add(r["event_id"])
-        return outcomes
+        return _spooled(records)
     new = {row.event_id for row in inserted}
     if settings.RCA_INGEST_INLINE and inserted:
         process_pending(len(inserted), only=[row.id for row in inserted])

@@ -14,6 +14,7 @@ most every RCA_INBOX_BOUND_CHECK_MS milliseconds (one thread asks; the others us
 answer it had). The count stops at the bound (`LIMIT bound + 1`), so even a large backlog
 costs at most that many index entries per check. Failed rows (kept for an operator) do
 not count. A database that is away is not a full inbox: the write that follows spools.
+With RCA_SENTRY_SPOOL_FIRST the records in this host's spool count too (`spool_first.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import time
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 
+from ingest.inbox import spool_first
 from ingest.models import InboxItem
 
 #: Seconds a refused client is asked to wait (the processor stores ~1,000 rows a second
@@ -54,7 +56,10 @@ def full() -> bool:
         return _over
     try:
         _checked_at = now
-        _over = waiting(bound + 1) > bound
+        queued = waiting(bound + 1)
+        if queued <= bound and spool_first.enabled():  # Sentry events waiting on this host
+            queued += spool_first.waiting()
+        _over = queued > bound
     except (OperationalError, InterfaceError):
         _over = False  # the write spools; the next check asks again
     finally:

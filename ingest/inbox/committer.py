@@ -136,6 +136,13 @@ class Committer:
             with self._cond:
                 self._arrived()
 
+    def not_coming(self) -> None:
+        """This thread's request will write nothing here (its records went to the spool):
+        a gathering leader need not wait for it."""
+        with self._cond:
+            self._own()
+            self._arrived()
+
     def _own(self) -> None:
         """After a fork the parent's queue, counts and socket are not ours (under the lock)."""
         if self._pid != os.getpid():

@@ -50,7 +50,7 @@ _PROJECTS = (
 
 
 @dataclass
-class _Row:
+class Row:
     id: int
     project_id: int
     source: str
@@ -59,7 +59,7 @@ class _Row:
     text: str | None  # the payload's JSON document as the database returned it
 
 
-def _claim(limit: int, only: Sequence[int] | None, newest_first: bool = False) -> list[_Row]:
+def _claim(limit: int, only: Sequence[int] | None, newest_first: bool = False) -> list[Row]:
     sql = _CLAIM.format(
         only="AND id = ANY(%(only)s)" if only is not None else "",
         order="DESC" if newest_first else "",
@@ -67,14 +67,14 @@ def _claim(limit: int, only: Sequence[int] | None, newest_first: bool = False) -
     rows = fetch(sql, {"limit": limit, "only": list(only or [])})
     # Django's psycopg backend hands jsonb over as text (JSONField parses it itself).
     return [
-        _Row(i, p, s, e, json.loads(payload), payload)
+        Row(i, p, s, e, json.loads(payload), payload)
         if isinstance(payload, str)
-        else _Row(i, p, s, e, payload, None)
+        else Row(i, p, s, e, payload, None)
         for i, p, s, e, payload in rows
     ]
 
 
-def _projects(ids: set[int]) -> dict[int, Project]:
+def project_rows(ids: set[int]) -> dict[int, Project]:
     """The claimed rows' projects by id, as `in_bulk` loads them, from a plain statement:
     the ORM's building of it cost more CPU than storing a small claim's incidents."""
     with connection.cursor() as cursor:
@@ -83,9 +83,9 @@ def _projects(ids: set[int]) -> dict[int, Project]:
     return {row[0]: Project.from_db(connection.alias, _PROJECT_FIELDS, row) for row in rows}
 
 
-def _store(rows: list[_Row], projects: dict[int, Project]) -> None:
+def store_rows(rows: list[Row], projects: dict[int, Project]) -> None:
     """Store the rows, per project and source, in the order they were accepted."""
-    groups: dict[tuple[int, str], list[_Row]] = {}
+    groups: dict[tuple[int, str], list[Row]] = {}
     for row in rows:
         groups.setdefault((row.project_id, row.source), []).append(row)
     for (project_id, source), group in groups.items():
@@ -98,12 +98,12 @@ def _store(rows: list[_Row], projects: dict[int, Project]) -> None:
         )
 
 
-def _store_one_by_one(rows: list[_Row], projects: dict[int, Project]) -> None:
+def _store_one_by_one(rows: list[Row], projects: dict[int, Project]) -> None:
     """After a claim failed as a whole: each row in its own savepoint; failures are marked."""
     for row in rows:
         try:
             with transaction.atomic():
-                _store([row], projects)
+                store_rows([row], projects)
         except (OperationalError, InterfaceError):
             raise
         except Exception as exc:
@@ -129,10 +129,10 @@ def process_pending(
         rows = _claim(limit, only, newest_first)
         if not rows:
             return 0
-        projects = _projects({row.project_id for row in rows})
+        projects = project_rows({row.project_id for row in rows})
         try:
             with transaction.atomic():
-                _store(rows, projects)
+                store_rows(rows, projects)
         except (OperationalError, InterfaceError):
             raise
         except Exception as exc:  # no traceback in the log: it may quote unscrubbed text

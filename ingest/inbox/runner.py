@@ -33,8 +33,9 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection
 
+from ingest.inbox import spool_first
 from ingest.inbox.process import process_pending
-from ingest.inbox.write import CHANNEL, WAKE_EVERY, replay_write
+from ingest.inbox.write import CHANNEL, WAKE_EVERY
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +43,15 @@ MAX_BACKOFF = 5.0  # seconds between attempts to reach a database that is away
 APPLICATION_NAME = "rootcause process_inbox"
 
 
-def replay_spool() -> int:
-    """Records the spool kept while the database was away, back into the inbox (in order,
-    exactly once: the insert skips event ids already queued or stored)."""
+def replay_spool(chunk: int = 500) -> int:
+    """Store what the spool holds: records kept while the database was away, and Sentry
+    events spooled first (`spool_first.py`), in order, exactly once (storing skips event
+    ids already stored; a record that cannot be stored goes to the inbox)."""
     try:
         from ingest import spool
     except ImportError:  # the spool is optional: nothing was ever spooled without it
         return 0
-    return int(spool.replay(replay_write))
+    return int(spool.replay(spool_first.store, chunk=max(1, chunk)))  # a transaction each
 
 
 #: How much nicer than the web processes the processor runs (RCA_INBOX_NICE; 0: as nice).
@@ -105,10 +107,10 @@ class Runner:
         """One turn: listen, replay the spool, process until a claim comes back short, then
         wait for a notification or the poll interval; how many rows were processed."""
         self._listen()
-        replayed = replay_spool()
+        replayed = replay_spool(self.batch)
         if replayed:
-            log.info("replayed %d spooled incidents into the inbox", replayed)
-        done = 0
+            log.debug("stored %d spooled incidents", replayed)
+        done = replayed
         while not self.stop.is_set():
             n = process_pending(self.batch)
             done += n

@@ -12,8 +12,8 @@ flushed, so every accepting request would wait for the previous one's fsync (8 w
 statement writes no WAL and holds that lock for microseconds. A wake skipped because
 another went out less than WAKE_EVERY before is covered by the processor, which looks
 every WAKE_EVERY seconds for a while after any activity (`runner.py`).
-The spool replays records through the same statement, so a record written during an
-outage and retried by its client meanwhile is still queued once.
+The spool's records are stored straight from it (`spool_first.store`, idempotent on event
+ids); one that cannot be stored comes here (`replay_write`), to the poison-row handling.
 
 A retry that arrives while the processor holds its first row finds no conflict once that
 row is deleted and is queued again; processing it then finds the incident stored
@@ -98,6 +98,12 @@ def expecting() -> contextlib.AbstractContextManager[None]:
     if _committer is None:
         return contextlib.nullcontext()
     return _committer.expecting()
+
+
+def not_writing() -> None:
+    """Inside `expecting()`: this request writes nothing to the inbox (spooled first)."""
+    if _committer is not None:
+        _committer.not_coming()
 
 
 def write(records: Sequence[Record]) -> list[Inserted]:
@@ -201,6 +207,6 @@ def wake(conn: BaseDatabaseWrapper = connection) -> None:
 
 
 def replay_write(records: list[dict[str, Any]]) -> None:
-    """`ingest.spool.replay`'s writer: the spooled records into the inbox, exactly once
-    (event ids; the statement skips any already queued or stored)."""
+    """Spooled records into the inbox, exactly once (event ids; the statement skips any
+    already queued or stored): `spool_first.store`'s way out for records it cannot store."""
     write(cast(list[Record], records))

@@ -3,7 +3,9 @@
 Ingest writes what it accepted to the inbox table; when that INSERT fails because the
 database is unreachable, the records come here instead (`append`), and the inbox
 processor hands them back to the database when it answers again (`replay`). A 202 is
-only ever answered after `append` returned, so what it acknowledged is on disk.
+only ever answered after `append` returned, so what it acknowledged is on disk. With
+RCA_SENTRY_SPOOL_FIRST, Sentry events come here first, database or not
+(`ingest/inbox/spool_first.py`); concurrent appends of a process share one fdatasync.
 
 Files of their own per process in RCA_SPOOL_DIR (`directory.py`: locking, rotation,
 replay), one checksummed JSON line per record (`framing.py`: a record torn by a crash is

@@ -7,6 +7,14 @@ once `write` has taken every record. A writer that finds its file locked by a re
 unlinked, starts a new file instead of waiting: a request never waits on a replay, nobody
 reads a half-written record, and nothing lands in a file that is gone. `.done` next to a
 file says how far a replay interrupted by a failing `write` got.
+
+Group fsync (issue 19: the Sentry path spools first, `ingest.inbox.accept`): a writer
+holds the lock only while it writes; its fdatasync comes after, outside the process's
+lock, and one fdatasync answers every thread whose records were written before it began
+(`_File.sync`), as the inbox's group commit shares one WAL flush. `append` still returns
+only once its records are on disk. A replay may read a record whose fdatasync has not
+ended: it stores it durably in the database before it unlinks the file, so what the
+writer then acknowledges is durable either way.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ DONE = ".done"  # sidecar: byte offset up to which the file has been replayed
 NEW = ".new"  # a file being created (hidden, locked, then renamed to its name)
 RETRY_AFTER = 30  # seconds a client is told to wait when the spool is full
 CHUNK = 500  # records handed to `write` at a time
+SIZE_CHECK_SECONDS = 0.5  # while far from RCA_SPOOL_MAX_BYTES, how stale its size may be
 _FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -40,6 +49,37 @@ class SpoolFull(Exception):
         self.retry_after = retry_after
 
 
+class _File:
+    """One open spool file of this process, and how much of what was written to it is
+    known durable: `sync` is the group fsync. The descriptor is closed once the file is
+    given up (`retire`) and no writer still waits for its fdatasync."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.written = 0  # appends written (under the spool's lock)
+        self.synced = 0  # appends known durable (under `lock`)
+        self.pending = 0  # appends written and not yet synced or failed (under the spool's lock)
+        self.failed: OSError | None = None  # a failed fdatasync: nothing here can be trusted
+        self.retired = False
+        self.lock = threading.Lock()
+
+    def sync(self, mine: int) -> None:
+        """Return once append number `mine` is on disk: one fdatasync for every append
+        written before it began. Raises the OSError of a failed fdatasync."""
+        with self.lock:
+            if self.failed is not None:
+                raise self.failed
+            if self.synced >= mine:
+                return
+            upto = self.written  # appends before this point are complete in the page cache
+            try:
+                os.fdatasync(self.fd)
+            except OSError as exc:
+                self.failed = exc
+                raise
+            self.synced = upto
+
+
 class Spool:
     """One spool directory; one instance per process (it owns this process's file)."""
 
@@ -47,34 +87,67 @@ class Spool:
         self.directory = Path(directory)
         self.max_bytes = max_bytes
         self._fd: int | None = None
+        self._file: _File | None = None  # `_fd`'s group fsync
         self._pid = 0
         self._lock = threading.Lock()  # threads of one process share its file
         self._count_lock = threading.Lock()
         self._counted: dict[str, tuple[int, int, int, int]] = {}  # name: ino, from, to, n
+        self._used = 0  # bytes in the directory at the last look, plus this process's since
+        self._used_at = float("-inf")  # when it looked (monotonic)
 
     # --- writing --------------------------------------------------------------------------
 
     def append(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Write `records` durably (fsync'd) before returning; SpoolFull if over the limit.
+        """Write `records` durably (fdatasync'd) before returning; SpoolFull if over the
+        limit.
 
-        The limit is checked against every file in the directory; processes appending at
-        the same instant may overshoot it by one request each.
+        The limit is checked against every file in the directory, looked at again at most
+        every SIZE_CHECK_SECONDS while far from it (half the limit) and at every append
+        near it; processes appending at the same instant may overshoot it by one request
+        each.
         """
         if not records:
             return
         data = b"".join(encode(record) for record in records)
         with self._lock:
-            used = self.size_bytes()
+            used = self._size_now(len(data))
             if used + len(data) > self.max_bytes:
                 raise SpoolFull(
                     f"the spool holds {used} bytes of its {self.max_bytes} (RCA_SPOOL_MAX_BYTES)"
                 )
             fd = self._locked_file()
+            file = self._file
+            assert file is not None and file.fd == fd
             try:
                 self._write(fd, data)
             finally:
                 if self._fd == fd:
                     fcntl.flock(fd, fcntl.LOCK_UN)
+            self._used += len(data)
+            file.written += 1
+            file.pending += 1
+            mine = file.written
+        try:
+            file.sync(mine)
+        except OSError as exc:
+            with self._lock:
+                self._abandon(file)  # after a failed fdatasync nothing in it can be trusted
+            if exc.errno in _FULL_ERRNOS:
+                raise SpoolFull(f"the spool's disk is full ({exc})") from exc
+            raise
+        finally:
+            with self._lock:
+                file.pending -= 1
+                self._close_if_done(file)
+
+    def _size_now(self, adding: int) -> int:
+        """Bytes in the directory: looked at again when the last look is older than
+        SIZE_CHECK_SECONDS or the append would come near the limit (under the lock)."""
+        now = time.monotonic()
+        near = self._used + adding > self.max_bytes // 2
+        if near or now - self._used_at > SIZE_CHECK_SECONDS:
+            self._used, self._used_at = self.size_bytes(), now
+        return self._used
 
     def _locked_file(self) -> int:
         """This process's file, exclusively locked; a new one if a replay holds or took it."""
@@ -83,12 +156,12 @@ class Spool:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:  # a replay is reading it: do not wait, start another
-                self._abandon()
+                self._abandon(self._file)
             else:
                 if os.fstat(fd).st_nlink > 0:
                     return fd
-                self._abandon()  # replayed and unlinked since our last append
-        self._fd = None
+                self._abandon(self._file)  # replayed and unlinked since our last append
+        self._fd, self._file = None, None
         return self._open_new()
 
     def _open_new(self) -> int:
@@ -102,28 +175,43 @@ class Spool:
         fcntl.flock(fd, fcntl.LOCK_EX)  # nobody else knows the name yet: at once
         hidden.rename(self.directory / name)
         _fsync_dir(self.directory)  # the new name survives a crash too
-        self._fd, self._pid = fd, os.getpid()
+        self._fd, self._file, self._pid = fd, _File(fd), os.getpid()
         return fd
 
     def _write(self, fd: int, data: bytes) -> None:
+        """Write `data` whole (its fdatasync is `_File.sync`'s, after the lock)."""
         start = os.fstat(fd).st_size
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
         except OSError as exc:
             with contextlib.suppress(OSError):  # no half record where the next would follow
                 os.ftruncate(fd, start)
-            self._abandon()  # after a failed fsync nothing about this file can be trusted
+            self._abandon(self._file)  # after a failed write nothing about it can be trusted
             if exc.errno in _FULL_ERRNOS:
                 raise SpoolFull(f"the spool's disk is full ({exc})") from exc
             raise
 
-    def _abandon(self) -> None:
-        if self._fd is not None and self._pid == os.getpid():
-            os.close(self._fd)  # closing releases our lock, if held
-        self._fd = None
+    def _abandon(self, file: _File | None) -> None:
+        """Stop appending to `file` (under the lock); its descriptor is closed once no
+        writer waits for its fdatasync (closing releases our flock, if held)."""
+        if file is None:
+            return
+        if self._file is file:
+            if self._pid == os.getpid():
+                with contextlib.suppress(OSError):
+                    fcntl.flock(file.fd, fcntl.LOCK_UN)
+            self._fd, self._file = None, None
+        file.retired = True
+        self._close_if_done(file)
+
+    def _close_if_done(self, file: _File) -> None:
+        if file.retired and file.pending <= 0 and file.fd >= 0:
+            if self._pid == os.getpid():
+                with contextlib.suppress(OSError):
+                    os.close(file.fd)
+            file.fd = -1
 
     # --- replaying ------------------------------------------------------------------------
 

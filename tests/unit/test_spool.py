@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -83,13 +85,18 @@ def test_size_and_count_say_what_waits_and_drop_to_zero_after_replay(tmp_path):
 
 def test_append_fsyncs_the_file_and_its_new_name_before_returning(tmp_path, monkeypatch):
     synced: list[str] = []
-    real_fsync = os.fsync
+    real_fsync, real_fdatasync = os.fsync, os.fdatasync
 
     def fsync(fd: int) -> None:
         synced.append(os.readlink(f"/proc/self/fd/{fd}"))
         real_fsync(fd)
 
+    def fdatasync(fd: int) -> None:  # the data's (a file's size is in what it flushes)
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fdatasync(fd)
+
     monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
     spool = Spool(tmp_path / "spool", 10**7)
     spool.append([record(1)])
     (file,) = (tmp_path / "spool").iterdir()
@@ -287,3 +294,58 @@ def test_a_replayer_killed_after_write_replays_again_and_idempotent_writes_store
     store([{"event_id": e} for e in written.read_text().split()])  # what the crash stored
     assert Spool(tmp_path, 10**7).replay(store) == 6  # all of it again: at least once
     assert sorted(store.rows) == sorted(f"w-{i}" for i in range(6))  # once each by event id
+
+
+def test_one_fdatasync_answers_every_append_written_before_it_began(tmp_path, monkeypatch):
+    """Group fsync: appends written while an fdatasync runs share the next one, and none
+    returns before an fdatasync that began after its write ended."""
+    spool = Spool(tmp_path, 10**7)
+    spool.append([record(0)])  # the file exists; its fdatasync is done
+    first_started, release = threading.Event(), threading.Event()
+    calls: list[int] = []  # appends written when each fdatasync began
+    real = os.fdatasync
+
+    def fdatasync(fd: int) -> None:
+        calls.append(spool._file.written if spool._file else -1)
+        if len(calls) == 1:
+            first_started.set()
+            release.wait(30)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    returned: list[int] = []
+    threads = [
+        threading.Thread(target=lambda i=i: (spool.append([record(i)]), returned.append(i)))
+        for i in range(1, 9)
+    ]
+    threads[0].start()
+    assert first_started.wait(30)
+    for t in threads[1:]:
+        t.start()
+    while spool._file is None or spool._file.written < 9:  # all 8 written, 7 waiting
+        time.sleep(0.001)
+    assert returned == []  # nobody answered before its data was synced
+    release.set()
+    for t in threads:
+        t.join(30)
+    assert sorted(returned) == list(range(1, 9))
+    assert calls == [2, 9]  # the first append's, then one for the seven written meanwhile
+    store = Store()
+    assert spool.replay(store) == 9
+
+
+def test_a_failed_fdatasync_fails_its_appends_and_the_next_append_starts_a_new_file(
+    tmp_path, monkeypatch
+):
+    spool = Spool(tmp_path, 10**7)
+    spool.append([record(0)])
+
+    def broken(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", broken)
+    with pytest.raises(OSError):
+        spool.append([record(1)])
+    monkeypatch.undo()
+    spool.append([record(2)])
+    assert len(list(tmp_path.glob("*.spool"))) == 2  # the failed file is not written again
