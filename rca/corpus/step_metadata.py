@@ -97,6 +97,22 @@ FACTS: dict[str, str] = {
     "grayscale-input": "a convolution expecting 3 input channels got 1",
     "rgba-input": "a convolution expecting 3 input channels got 4",
     "channels-last-input": "a convolution got its channels in the last axis",
+    "features-folded-into-rows": (
+        "a matmul input has one column while the layer takes several, and its row count is a"
+        " whole multiple of the layer's width: each sample's values are spread over the rows"
+    ),
+    "input-smaller-than-one-row": (
+        "the whole matmul input holds fewer values than one row of a layer at least 8 times its"
+        " width: another tensor, or one read along the wrong axis"
+    ),
+    "layer-built-in-user-code": (
+        "the user's own frames construct the failing layer, or run it from a model's forward"
+        " in the user's files"
+    ),
+    "layer-resize-unsupported": (
+        "the matmul shapes say the input is wrong, not the layer: its values folded into rows,"
+        " or an input smaller than one row that nothing shows the user's code built the layer for"
+    ),
     "state-dict-keys-prefixed": "checkpoint keys are the model's keys with a prefix added or lost",
     "memory-fragmented": "the OOM figures show much memory reserved but unallocated",
     "memory-not-fragmented": "the OOM figures show the reserved memory is really allocated",

@@ -1,7 +1,8 @@
 """Facts read from an incident's own figures: shapes, state_dict keys, memory numbers, code.
 
 State_dict key lists are read by :mod:`rca.suggestion.state_dict_keys`, an OOM message's
-memory figures by :mod:`rca.suggestion.oom_figures`.
+memory figures by :mod:`rca.suggestion.oom_figures`, whether a matmul's shapes support
+resizing the layer by :mod:`rca.suggestion.layer_width`.
 
 Each fact has a name from :data:`rca.corpus.step_metadata.FACTS`; which steps a fact makes
 the fix (``fits``) or contradicts (``unless``) is written in the runbooks, not here. This
@@ -17,9 +18,11 @@ import math
 from collections.abc import Sequence
 
 from ingest.linear_regex import compile as linear
+from ingest.parsing.frames import Frame
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
+from rca.suggestion.layer_width import layer_width_facts
 from rca.suggestion.oom_figures import (
     FRAGMENTED_SHARE,
     HELD_ELSEWHERE_SHARE,
@@ -115,14 +118,19 @@ def _shape_facts(diff: ShapeDiff) -> set[str]:
 
 
 def incident_facts(
-    message: str, diffs: Sequence[ShapeDiff], code: Sequence[str] = ()
+    message: str,
+    diffs: Sequence[ShapeDiff],
+    code: Sequence[str] = (),
+    frames: Sequence[Frame] = (),
 ) -> frozenset[str]:
     """The :data:`~rca.corpus.step_metadata.FACTS` this incident shows; ``code`` is the text
-    of its frames and logs (where a pretrained model is loaded, say)."""
+    of its frames and logs (where a pretrained model is loaded, say), ``frames`` the frames
+    themselves (whether the failing layer is the user's own: :mod:`.layer_width`)."""
     facts = memory_facts(read_oom_figures(message)) | key_facts(message)
     facts |= rank_facts(message, diffs)  # which way an input's rank is off
     for diff in diffs[:2]:
         facts |= _shape_facts(diff)
+    facts |= layer_width_facts(diffs, frames)
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")

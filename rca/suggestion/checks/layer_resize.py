@@ -1,0 +1,92 @@
+"""A suggestion that changes a layer's input width when the shapes say the input is wrong.
+
+When :mod:`rca.suggestion.layer_width` reads ``layer-resize-unsupported`` from a matmul's
+shapes (the input's values folded into rows, or an input smaller than one row of a much wider
+layer that nothing shows the user built), "set ``in_features`` to 1", "use ``nn.LazyLinear``",
+"replace ``nn.Linear(100, 256)`` with ``nn.Linear(1, 256)``" or "remove the stale
+``input_dim``" make the error go away and the model wrong. Runbook steps that resize carry the
+fact in ``unless``; this check catches the same action in any wording, from any runbook or
+an LLM, so validation fails it whoever wrote it.
+
+An action changes the width when its imperative verb changes something (set, change,
+resize, remove, ...) and it names the layer's input width (``in_features``, ``input_dim``,
+``input_shape``, ``input_size``, a lazy layer, a ``Linear(<n>, ...)`` constructor), or when
+its object is a layer it resizes or rebuilds. One that names the layer's own width and not the
+input's (asking for an input of that width) does not change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ingest.linear_regex import compile as linear
+from ingest.parsing.shapes import ShapeDiff
+from rca.suggestion.checks import MAX_SCAN_CHARS
+from rca.suggestion.layer_width import FOLDED, UNSUPPORTED, matmul_dims, shape_facts
+
+__all__ = ["changes_layer_width", "resize_violations"]
+
+#: Imperative verbs that change what they name (``Set in_features``, ``Remove input_dim``).
+_CHANGE_VERBS = frozenset(
+    {
+        "set", "change", "resize", "update", "adjust", "reduce", "shrink", "increase",
+        "decrease", "lower", "replace", "modify", "edit", "redefine", "rebuild", "recreate",
+        "reinitialize", "reinitialise", "remove", "drop", "omit", "use", "switch",
+    }
+)  # fmt: skip
+#: An action whose object is a layer it resizes or rebuilds ("Resize the first linear layer"),
+#: not one that resizes the inputs ("Resize inputs to the resolution ... before the classifier").
+_RESIZES_LAYER = linear(
+    r"^[\s`*_\"']*(?:resize|shrink|rebuild|recreate|redefine)\s+(?:the\s+|a\s+|your\s+)?"
+    r"(?:[\w`'.]+\s+){0,2}?(?:layer|linear|dense|classifier|head|fc\d*)\b",
+    ignore_case=True,
+)
+_WIDTH_NAMES = linear(
+    r"\bin_features\b|\binput_(?:dim|shape|size)\b|\blazy(?:linear|dense)\b"
+    r"|\blinear\(\s*(?:in_features\s*=\s*)?\d",
+    ignore_case=True,
+)
+_NUMBER = linear(r"\b\d+\b")
+_FIRST_WORD = linear(r"^[\s`*_\"']*([A-Za-z-]+)")
+
+
+def changes_layer_width(action: str) -> bool:
+    """Whether ``action`` changes a layer's input width (see the module docstring)."""
+    text = (action or "")[:MAX_SCAN_CHARS]
+    match = _FIRST_WORD.search(text)
+    verb = match.group(1).lower() if match else ""
+    if verb in _CHANGE_VERBS and _WIDTH_NAMES.search(text):
+        return True
+    return bool(_RESIZES_LAYER.search(text))
+
+
+def _why(fact: str, rows: int, width: int, need: int) -> str:
+    if fact == FOLDED:
+        return (
+            f"the input [{rows} x {width}] holds each sample's {need} values spread over its rows"
+            f" ({rows} = {rows // need} x {need}): the input is mis-shaped, not the layer; flatten"
+            f" or reshape it to ({rows // need}, {need}) keeping the batch axis"
+        )
+    return (
+        f"the whole input [{rows} x {width}] holds fewer values than one {need}-wide row of the"
+        " layer and nothing shows the layer is built in the user's code: it is another tensor"
+        " or one read along the wrong axis; check which tensor and axis reach the layer"
+    )
+
+
+def resize_violations(action: str, facts: Iterable[str], diffs: Iterable[ShapeDiff]) -> list[str]:
+    """Why changing the layer's input width cannot fix this incident (empty: it may)."""
+    if UNSUPPORTED not in set(facts) or not changes_layer_width(action):
+        return []
+    numbers = {int(m.group(0)) for m in _NUMBER.finditer((action or "")[:MAX_SCAN_CHARS])}
+    for diff in list(diffs)[:2]:
+        dims = matmul_dims(diff)
+        found = shape_facts(*dims) if dims else set()
+        if not dims or not found:
+            continue
+        rows, width, need = dims
+        if need in numbers and width not in numbers:
+            return []  # asks for an input of the layer's own width
+        why = _why(next(iter(found)), rows, width, need)
+        return [f"do not change the layer's input width: {why}"]
+    return []
