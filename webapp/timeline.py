@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.db.models import Count, Min, OuterRef, Q, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import timezone
@@ -132,6 +133,9 @@ class TimelinePage:
     backlog: Backlog = Backlog()
     worker_silent_for: int | None = None  # seconds; see worker_silence()
     spooled: int = 0  # incidents accepted during a database outage, not yet replayed
+    # RCA_SENTRY_SPOOL_FIRST: Sentry events go to the spool whether or not the database is up,
+    # so the banner cannot say they were "accepted while the database was away".
+    spool_first: bool = False
     slo_breaches: list[SloBreach] = field(default_factory=list)  # see slo_breaches()
 
     @property
@@ -212,6 +216,7 @@ def timeline_issues(user, filters: Filters, now: datetime | None = None) -> Time
         backlog=backlog(user),
         worker_silent_for=worker_silence(now),
         spooled=spool.count(),  # this host's spool: a directory listing while it is empty
+        spool_first=bool(getattr(settings, "RCA_SENTRY_SPOOL_FIRST", False)),
         slo_breaches=slo_breaches(user, filters, now),
     )
 

@@ -82,3 +82,18 @@ def test_the_timeline_says_incidents_wait_in_the_spool_until_it_is_replayed(tmp_
     assert spool.replay(lambda records: None) == 3
     assert BANNER not in alice.get("/").content.decode()
     assert spool.size_bytes() == 0
+
+
+def test_with_sentry_spool_first_the_spool_is_a_queue_not_an_outage(tmp_path, settings):
+    """Spool-first Sentry events wait in the spool while the database is up: the timeline
+    counts them without claiming an outage."""
+    settings.RCA_SPOOL_DIR = str(tmp_path / "spool")
+    settings.RCA_SENTRY_SPOOL_FIRST = True
+    alice = Client()
+    alice.force_login(member(project_with_key("ml-platform").project, "alice"))
+    spool.append([{"event_id": f"s{i}", "payload": {}} for i in range(2)])
+    page = alice.get("/").content.decode()
+    assert "2 accepted incidents are waiting in the spool" in page
+    assert BANNER not in page
+    assert spool.replay(lambda records: None) == 2
+    assert "waiting in the spool" not in alice.get("/").content.decode()
