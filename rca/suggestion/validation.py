@@ -197,14 +197,15 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
             f" {draft.runbook!r} is not one of them"
         )
     text = f"{draft.action or ''}\n{draft.reason or ''}"
-    named, missing = unmatched_locations(text, ctx.frames)
+    sources = _cited_runbook_texts(draft.runbook, ctx)
+    named, missing = unmatched_locations(text, ctx.frames, sources)
     path_match = round((len(named) - len(missing)) / len(named), 4) if named else 1.0
     if path_match < MIN_STACK_PATH_MATCH:
         complaints.append(
             "name code locations only as they appear in the stack frames; not in the frames: "
             + ", ".join(missing)
         )
-    foreign = unsourced_urls(text, _cited_runbook_texts(draft.runbook, ctx))
+    foreign = unsourced_urls(text, sources)
     if foreign:
         complaints.append(
             "give no URL that the cited runbook does not contain; remove: " + ", ".join(foreign)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ingest.parsing.frames import Frame
 from rca.suggestion.checks import MAX_SCAN_CHARS
@@ -104,9 +105,43 @@ def _location_in_frames(location: str, frames: list[Frame]) -> bool:
     return False
 
 
-def unmatched_locations(text: str, frames: list[Frame]) -> tuple[list[str], list[str]]:
+def _written_in(name: str, sources: list[str]) -> bool:
+    """Whether a source writes ``name`` as a whole file name (not ``mynet.py`` for ``net.py``),
+    by the same boundaries as :data:`_FILE_REF`."""
+    for source in sources:
+        at = source.find(name)
+        while at >= 0:
+            end = at + len(name)
+            before = source[at - 1] if at else " "
+            after = source[end] if end < len(source) else " "
+            if not (before.isalnum() or before in "_/.\\-") and not (
+                after.isalnum() or after in "_("
+            ):
+                return True
+            at = source.find(name, at + 1)
+    return False
+
+
+def _sourced(location: str, sources: list[str]) -> bool:
+    """A bare file name (no directory, no ``:line``) that the cited runbook writes itself:
+    the runbook's word (``llama.cpp`` is a project), not a place in this incident's code
+    that the author made up. A line or a path is always the incident's, never sourced."""
+    match = _FILE_REF.fullmatch(location)
+    if match is None or match.group("tail") is not None:
+        return False
+    return not any(sep in location for sep in "/\\") and _written_in(location, sources)
+
+
+def unmatched_locations(
+    text: str, frames: list[Frame], sourced: Iterable[str] = ()
+) -> tuple[list[str], list[str]]:
+    """The locations ``text`` names, and those of them in no stack frame. A bare file name
+    that a text of ``sourced`` (the cited runbook's) writes is not missing (:func:`_sourced`)."""
     named = code_locations(text)
-    return named, [loc for loc in named if not _location_in_frames(loc, frames)]
+    sources = list(sourced)
+    return named, [
+        loc for loc in named if not _location_in_frames(loc, frames) and not _sourced(loc, sources)
+    ]
 
 
 def stack_path_match(text: str, frames: list[Frame]) -> float:

@@ -5,10 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff, incompatibility
 from rca.suggestion.checks import MAX_SCAN_CHARS
 
-__all__ = ["diff_dims", "named_dims", "shape_incompatibility", "unknown_dim_share"]
+__all__ = [
+    "diff_dims",
+    "named_dims",
+    "shape_incompatibility",
+    "unknown_dim_share",
+    "without_axes",
+]
 
 
 def shape_incompatibility(diffs: Iterable[ShapeDiff]) -> float:
@@ -42,6 +49,44 @@ _NOT_DIM_BEFORE = re.compile(
 )
 
 
+# Numbers code gives as axes or indices, never as sizes: a step or an answer that says
+# ``x.view(x.size(0), -1)`` names axis 0, not a tensor of size 0. RE2, like every pattern
+# that may see incident text (values filled into a step come from it).
+_INDEX_LIST = r"-?\d+(?:\s*,\s*-?\d+)*\s*,?"
+_INDEX_TUPLE = rf"[(\[]\s*{_INDEX_LIST}\s*[)\]]"
+#: A one-number subscript of a name, call or subscript: ``x.shape[0]``, ``tf.shape(x)[0]``,
+#: ``out[0][1]``. Not ``input[4, 1, 28, 28]``: PyTorch's messages write shapes that way.
+_SUBSCRIPT = linear(r"[\w)\]](?P<index>(?:\[\s*-?\d+\s*\])+)")
+#: An axis keyword argument: ``dim=1``, ``start_dim=1``, ``axis=(1, 2)``, ``perm=[0, 3, 1, 2]``.
+_AXIS_KEYWORD = linear(
+    rf"\b(?P<index>(?:(?:start|end)_)?(?:dim|dims|axis|axes|perm)[012]?\s*=\s*"
+    rf"(?:-?\d+\b|{_INDEX_TUPLE}))"
+)
+#: The arguments of a call that takes only axes (after an optional tensor argument):
+#: ``x.size(0)``, ``x.permute(0, 3, 1, 2)``, ``np.transpose(a, (0, 2, 1))``, ``unsqueeze(1)``,
+#: ``torch.flatten(x, 1)``.
+_AXIS_CALL = linear(
+    r"\b(?:size|permute|transpose|swapaxes|swapdims|movedim|moveaxis|squeeze|unsqueeze"
+    r"|expand_dims|flatten|argmax|argmin|softmax|log_softmax)"
+    rf"(?P<index>\(\s*(?:[A-Za-z_][\w.]*\s*,\s*)?(?:{_INDEX_LIST}|{_INDEX_TUPLE})\s*\))"
+)
+#: Prose that names an axis by its index: "move the class axis to dim 1", "along axis 0".
+_AXIS_WORD = linear(r"\b(?P<index>(?:dim|axis)\s+-?\d)\b")
+_AXIS_PATTERNS = (_SUBSCRIPT, _AXIS_KEYWORD, _AXIS_CALL, _AXIS_WORD)
+
+
+def without_axes(text: str) -> str:
+    """``text`` with the numbers it gives as axes or indices blanked (same length, so
+    offsets and the words before a number stay where they were): subscripts, axis keyword
+    arguments, the arguments of axis-taking calls and "dim 1" / "axis 0" in prose."""
+    chars = list(text)
+    for pattern in _AXIS_PATTERNS:
+        for match in pattern.finditer(text):
+            start, end = match.span(1)  # the one group, "index"
+            chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
 def named_dims(text: str) -> set[int]:
     """Numbers in ``text`` that read as tensor dimensions.
 
@@ -49,10 +94,12 @@ def named_dims(text: str) -> set[int]:
     always count; a bare number counts unless it is a version, a percentage, a line number
     after ``:``, a quantity with a unit (``8-bit``, ``2 GPUs``, ``16 GiB``), follows a word
     such as "version", "line" or "port", or is 0 or 1 (indices and flags more often than sizes).
+    Axes and indices never count (:func:`without_axes`: ``x.size(0)``, ``x.shape[0]``,
+    ``dim=1``, ``permute(0, 3, 1, 2)``).
     """
     if not isinstance(text, str):
         return set()
-    text = text[:MAX_SCAN_CHARS]
+    text = without_axes(text[:MAX_SCAN_CHARS])
     dims: set[int] = set()
     for match in _SHAPE_LITERAL.finditer(text):
         dims.update(int(n) for n in re.findall(r"(?<![-\w])\d+", match.group(0)))
