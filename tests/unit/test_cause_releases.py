@@ -6,13 +6,11 @@ written for these tests, in the shapes real messages take, not copied from the e
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from werkzeug import Request, Response
 
 from rca.suggestion.cause_releases import (
     away_from,
@@ -22,11 +20,12 @@ from rca.suggestion.cause_releases import (
     named_causes,
 )
 from rca.suggestion.premises import read_premises
-from rca.suggestion.providers import Draft, OfflineProvider, OpenAIProvider
+from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.suggest import write_suggestion
 from rca.suggestion.validation import validate
 from rca.suggestion.version_pairs import version_change, version_facts
-from tests.support.evidence import chat_completion, message_context
+from tests.support.evidence import message_context
+from tests.support.scripted_llm import scripted_llm
 
 
 def _causes(text: str):
@@ -267,17 +266,8 @@ _AWAY = {
 def test_an_llm_answer_towards_the_cause_is_reasked_and_never_kept(httpserver):
     """The LLM path gets the same premise: the prompt names the cause, an answer moving
     towards it is re-asked with the complaint, and the corrected one is kept."""
-    requests: list[dict] = []
     answers = (_TOWARDS, _AWAY)
-
-    def handler(request: Request) -> Response:
-        requests.append(json.loads(request.data))
-        answer = answers[min(len(requests), len(answers)) - 1]
-        body = json.dumps(chat_completion(json.dumps(answer)))
-        return Response(body, content_type="application/json")
-
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
-    provider = OpenAIProvider("sk-test", httpserver.url_for("/v1"), "test-llm", 5, 0)
+    provider, requests = scripted_llm(httpserver, *answers)
     ctx = message_context(
         "AttributeError: foo.core.thing was removed in Foo v1.6.0.",
         ("version-named-package-mismatch", 0.9),

@@ -12,24 +12,23 @@ The messages below are from public issue threads (their links beside them), as p
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from werkzeug import Request, Response
 
 from ingest.parsing.shapes import extract_shape_diff
 from rca.suggestion.checks.added_axis import added_axis_violations, adds_axis, removes_axis
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.premises import read_premises
-from rca.suggestion.providers import Draft, OfflineProvider, OpenAIProvider
+from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.providers.step_ranking import rank_steps
 from rca.suggestion.rank_direction import EXTRA_AXIS, LACKS_AXIS, rank_facts
 from rca.suggestion.suggest import write_suggestion
 from rca.suggestion.validation import validate
-from tests.support.evidence import chat_completion, evidence
+from tests.support.evidence import evidence
+from tests.support.scripted_llm import scripted_llm
 
 KERAS = ("tf-input-shape-batch-dim", 0.9)
 CONV = ("conv-channel-mismatch-layout", 0.9)
@@ -251,17 +250,7 @@ def test_an_llm_that_adds_an_axis_is_reasked_and_the_squeeze_kept(httpserver):
             "confidence": 0.7,
         },
     ]
-    requests: list[dict] = []
-
-    def handler(request: Request) -> Response:
-        requests.append(json.loads(request.data))
-        answer = answers[min(len(requests), len(answers)) - 1]
-        return Response(
-            json.dumps(chat_completion(json.dumps(answer))), content_type="application/json"
-        )
-
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
-    provider = OpenAIProvider("sk-test", httpserver.url_for("/v1"), "test-llm", 5, 0)
+    provider, requests = scripted_llm(httpserver, *answers)
     outcome = write_suggestion(_ctx(PUBLIC[1][0], KERAS), provider)
     assert len(requests) == 2 and not outcome.attempts[0]["ok"]
     assert outcome.draft.action == answers[1]["action"] and outcome.validation.ok

@@ -14,13 +14,11 @@ old-format message (``size mismatch, m1: [6 x 1], m2: [6 x 1]``) is written in t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from werkzeug import Request, Response
 
 from ingest.parsing.frames import make_frame
 from ingest.parsing.shapes import ShapeDiff, extract_shape_diff
@@ -35,10 +33,11 @@ from rca.suggestion.layer_width import (
     layer_width_facts,
 )
 from rca.suggestion.premises import read_premises
-from rca.suggestion.providers import Draft, OfflineProvider, OpenAIProvider
+from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.suggest import write_suggestion
 from rca.suggestion.validation import validate
-from tests.support.evidence import chat_completion, evidence
+from tests.support.evidence import evidence
+from tests.support.scripted_llm import scripted_llm
 
 MATMUL = "RuntimeError: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})"
 RUNBOOKS = (
@@ -254,17 +253,7 @@ def test_an_llm_that_resizes_is_reasked_and_the_reshape_kept(httpserver):
             "confidence": 0.7,
         },
     ]
-    requests: list[dict] = []
-
-    def handler(request: Request) -> Response:
-        requests.append(json.loads(request.data))
-        answer = answers[min(len(requests), len(answers)) - 1]
-        return Response(
-            json.dumps(chat_completion(json.dumps(answer))), content_type="application/json"
-        )
-
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
-    provider = OpenAIProvider("sk-test", httpserver.url_for("/v1"), "test-llm", 5, 0)
+    provider, requests = scripted_llm(httpserver, *answers)
     outcome = write_suggestion(_ctx(_message(1600, 1, 100, 256)), provider)
     user = "\n".join(m["content"] for m in requests[0]["messages"] if m["role"] == "user")
     assert UNSUPPORTED in user

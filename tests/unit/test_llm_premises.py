@@ -8,16 +8,14 @@ premise fails) is re-asked with the complaint and never stored as valid; a good 
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from werkzeug import Request, Response
 
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.providers import OpenAIProvider
 from rca.suggestion.suggest import write_suggestion
 from tests.support.dev_cases import dev_case
-from tests.support.evidence import chat_completion, evidence
+from tests.support.evidence import evidence
+from tests.support.scripted_llm import scripted_llm
 
 SLUG = "ddp-unused-parameters"
 #: PyTorch's reducer adds this sentence to the error when the option is already on.
@@ -52,19 +50,7 @@ def _ctx() -> AnalysisContext:
 @pytest.fixture
 def llm(httpserver):
     def make(*answers: dict) -> tuple[OpenAIProvider, list[dict]]:
-        requests: list[dict] = []
-
-        def handler(request: Request) -> Response:
-            requests.append(json.loads(request.data))
-            answer = answers[min(len(requests), len(answers)) - 1]
-            return Response(
-                json.dumps(chat_completion(json.dumps(answer))), content_type="application/json"
-            )
-
-        httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(
-            handler
-        )
-        return OpenAIProvider("sk-test", httpserver.url_for("/v1"), "test-llm", 5, 0), requests
+        return scripted_llm(httpserver, *answers)
 
     return make
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from werkzeug import Request, Response
 
 from rca.suggestion.empty_tensors import empty_tensor_facts
 from rca.suggestion.key_prefix_sides import read_shown_keys
@@ -24,6 +23,7 @@ from rca.suggestion.providers import OfflineProvider, OpenAIProvider
 from rca.suggestion.suggest import write_suggestion
 from rca.suggestion.validation import validate
 from tests.support.evidence import chat_completion, draft, message_context
+from tests.support.scripted_llm import scripted_llm
 
 IR = (
     "onnxruntime.capi.onnxruntime_pybind11_state.Fail: [ONNXRuntimeError] : 1 : FAIL : Load"
@@ -248,18 +248,8 @@ _GATHER = {
 def test_an_llm_answer_against_the_shown_shapes_is_reasked_and_never_kept(httpserver):
     """The LLM path gets the same premise: the prompt says the checkpoint's tensors are empty,
     an answer that resizes is re-asked with the complaint, and the corrected one is kept."""
-    requests: list[dict] = []
     answers = (_RESIZE, _GATHER)
-
-    def handler(request: Request) -> Response:
-        requests.append(json.loads(request.data))
-        answer = answers[min(len(requests), len(answers)) - 1]
-        return Response(
-            json.dumps(chat_completion(json.dumps(answer))), content_type="application/json"
-        )
-
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
-    provider = OpenAIProvider("sk-test", httpserver.url_for("/v1"), "test-llm", 5, 0)
+    provider, requests = scripted_llm(httpserver, *answers)
     ctx = message_context(
         ZERO3, ("checkpoint-size-mismatch-head", 0.9), ("zero3-checkpoint-consolidation", 0.8)
     )
