@@ -19,7 +19,8 @@ capability 7.5" not by loading in bfloat16. Each is read into facts:
 :func:`limit_violations` reads an action's moves of those settings and values: an option or a
 phrase that sets the setting to a number (``opset_version=18``, "IR version 11", "protocol 5"),
 a verb that raises or lowers it ("raise the opset"), a mention that uses the ruled-out value
-(``--dtype bfloat16``, "load in bf16"; not "half instead of bfloat16"). A move onto the rejected
+(``--dtype bfloat16``, "load in bf16"; not "half instead of bfloat16", nor "bf16 on a GPU of
+compute capability 8.0": :mod:`.enough_hardware`). A move onto the rejected
 value, past the named maximum or below the named minimum, or the wrong way from a rejected
 value beyond a bound, contradicts the message: the premise check (:mod:`.premises`) rejects such
 a suggestion, offline or from an LLM. An unknown bound says nothing: "unsupported opset 17"
@@ -36,6 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.enough_hardware import measure_words, moves_to_enough
 from rca.suggestion.limit_wordings import attach_open_ranges, line_bounds, open_range
 from rca.suggestion.shown_tensors import dtype_of
 from rca.suggestion.step_options import options_set_by
@@ -97,8 +99,8 @@ _MINIMA = (
 #: GPU has compute capability 7.5."
 _NEEDS = linear(
     rf"\b(?P<value>[A-Za-z][\w.-]*) (?:is|are) only supported (?:on|with|by|for) [^.\n]{{0,80}}?"
-    rf"\bat least (?P<need>{_NUM})\b[^\n]{{0,40}}?\byour\b[^.\n]{{0,80}}?\bhas\b[^.\n]{{0,40}}?"
-    rf"(?P<have>{_NUM})",
+    rf"\bat least (?P<need>{_NUM})\b[^\n]{{0,40}}?\byour\b[^.\n]{{0,80}}?\bhas\b"
+    rf"(?P<measure>[^.\n\d]{{0,40}}?)(?P<have>{_NUM})",
     ignore_case=True,
 )
 #: "FlashAttention only supports Ampere GPUs or newer."
@@ -107,17 +109,10 @@ _ONLY_NEWER = linear(
     ignore_case=True,
 )
 #: Verbs that move a setting up or down, and words that say the mention is moved away from.
-_UP = frozenset({"raise", "increase", "upgrade", "bump", "higher", "newer", "later", "above"}) | {
-    "latest",
-    "newest",
-    "highest",
-    "greater",
-}
-_DOWN = frozenset({"lower", "decrease", "downgrade", "reduce", "older", "below"}) | {
-    "oldest",
-    "lowest",
-    "earlier",
-}
+_UP = frozenset({"raise", "increase", "upgrade", "bump", "higher", "newer", "later", "above"})
+_UP |= {"latest", "newest", "highest", "greater"}
+_DOWN = frozenset({"lower", "decrease", "downgrade", "reduce", "older", "below"})
+_DOWN |= {"oldest", "lowest", "earlier"}
 #: Words just after the setting that move it ("set the opset higher").
 _UP_AFTER = frozenset({"higher", "newer", "up", "later"})
 _DOWN_AFTER = frozenset({"lower", "older", "down", "earlier"})
@@ -208,6 +203,8 @@ class RuledOutValue:
 
     value: str
     why: str
+    measure: tuple[str, ...] = ()
+    need: float | None = None
 
 
 def _show(value: float) -> str:
@@ -293,7 +290,8 @@ def read_ruled_out_values(texts: Sequence[str]) -> tuple[RuledOutValue, ...]:
         match = _NEEDS.search(line)
         if match and float(match.group("have")) < float(match.group("need")):
             value = match.group("value")
-            found.append(RuledOutValue(value, match.group(0).strip().rstrip(".")))
+            why, need = match.group(0).strip().rstrip("."), float(match.group("need"))
+            found.append(RuledOutValue(value, why, measure_words(match.group("measure")), need))
         match = _ONLY_NEWER.search(line)
         if match:
             found.append(RuledOutValue(match.group("value"), match.group(0).strip()))
@@ -395,6 +393,8 @@ def limit_violations(
         found = [r for tokens in clauses if (r := _limit_reason(tokens, limit, raising))]
         reasons += found[:1]
     for ruled in ruled_out:
+        if ruled.need is not None and moves_to_enough(text, ruled.measure, ruled.need):
+            continue  # onto hardware the message says supports it (:mod:`.enough_hardware`)
         found = [r for tokens in clauses if (r := _value_reason(tokens, ruled, option_values))]
         reasons += found[:1]
     return reasons

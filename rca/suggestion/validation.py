@@ -95,6 +95,7 @@ IMPERATIVE_VERBS = _words(
     relaunch repack rerun reserve resolve restrict retain roll route schedule select
     serialize shorten shuffle spawn subclass substitute supply swap terminate throttle
     toggle trace unpin unset upcast wait write
+    average mask predict rematerialise rematerialize
     """
 )
 

@@ -13,6 +13,7 @@ from rca.corpus.files import Runbook
 from rca.suggestion.checks.code_locations import code_locations
 from rca.suggestion.context import remediation
 from rca.suggestion.providers.wording import drop_asides, first_sentence, shorten, split_step
+from rca.suggestion.step_values import step_wordings
 from rca.suggestion.validation import MAX_ACTION_CHARS, MAX_REASON_CHARS, format_ok
 
 
@@ -43,6 +44,21 @@ def test_every_remediation_step_can_become_a_suggestion(runbooks: list[Runbook])
             ok, problem = _can_be_suggested(step)
             if not ok:
                 unusable.append(f"{rb.slug} step {number}: {problem}")
+    assert not unusable, "\n".join(unusable)
+
+
+def test_every_framework_variant_can_become_a_suggestion(runbooks: list[Runbook]) -> None:
+    """A ``For tensorflow:`` wording is what a TensorFlow incident gets as the action; one that
+    opens with a verb the format rule does not know ("Predict in smaller batches") is lost
+    for every such incident, as an unusable step is for all of them."""
+    unusable = []
+    for rb in runbooks:
+        steps, _ = remediation(rb.body)
+        for number, step in enumerate(steps, 1):
+            for names, wording in step_wordings(step)[1:]:
+                ok, problem = _can_be_suggested(wording)
+                if not ok:
+                    unusable.append(f"{rb.slug} step {number} for {', '.join(names)}: {problem}")
     assert not unusable, "\n".join(unusable)
 
 

@@ -96,6 +96,7 @@ def test_limits_and_ruled_out_values_are_read_from_the_message():
     assert protocol.rejected == 5 and protocol.maximum is None
     (bf16,) = read_ruled_out_values([BF16])
     assert bf16.value.lower() == "bfloat16" and "7.5" in bf16.why
+    assert (bf16.measure, bf16.need) == (("compute", "capability"), 8.0)
     assert (
         read_ruled_out_values(["Bfloat16 is only supported on ... at least 8.0. Your A100 has 8.0"])
         == ()
@@ -119,6 +120,12 @@ def test_limits_and_ruled_out_values_are_read_from_the_message():
         (BF16, "Set `bf16=True` in the training arguments.", True),
         (BF16, "Pass `--dtype half` instead of bfloat16.", False),
         (BF16, "Use float16: bfloat16 needs compute capability 8.0.", False),
+        # bfloat16 on hardware the message says supports it is the fix, not a use below it
+        (BF16, "Run on a GPU of compute capability 8.0 or newer to serve in bfloat16.", False),
+        (BF16, "Serve in bfloat16 on a GPU with compute capability 9.0 (H100).", False),
+        (BF16, "Set `dtype=bfloat16` and run on a GPU with compute capability 7.5.", True),
+        (BF16, "Set `dtype=bfloat16` in the engine arguments.", True),
+        (BF16, "Load in bfloat16 on a GPU of 8.0 GB or more.", True),
     ],
 )
 def test_a_move_against_a_named_limit_fails_validation(message, action, harmful):
