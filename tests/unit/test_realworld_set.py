@@ -28,6 +28,7 @@ EIGHTH_HOLDOUT = "cases-v.jsonl"
 NINTH_HOLDOUT = "cases-x.jsonl"
 TENTH_HOLDOUT = "cases-z.jsonl"
 ELEVENTH_HOLDOUT = "cases-ab.jsonl"
+TWELFTH_HOLDOUT = "cases-ad.jsonl"
 FRESH_HOLDOUTS = {
     "holdout2",
     "holdout3",
@@ -39,9 +40,10 @@ FRESH_HOLDOUTS = {
     "holdout9",
     "holdout10",
     "holdout11",
+    "holdout12",
 }
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second to eleventh holdouts cover each of them.
+# Framework groups of issue 16; the second to twelfth holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -333,5 +335,21 @@ def test_the_eleventh_holdout_is_its_own_file_and_covers_every_group():
     ]
     assert not elsewhere, f"holdout11 lines outside {ELEVENTH_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in eleventh) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 3}
+    assert not thin, f"framework groups with fewer than 3 cases: {thin}"
+
+
+def test_the_twelfth_holdout_is_its_own_file_and_covers_every_group():
+    """cases-ad.jsonl is a twelfth fresh holdout (issue 16), built like cases-ab: only
+    `holdout12` lines, `rad` ids, and `holdout12` appears nowhere else."""
+    if not (REALWORLD_DIR / TWELFTH_HOLDOUT).exists():
+        pytest.skip(f"{TWELFTH_HOLDOUT} not present")
+    twelfth = [case for name, _, case in CASES if name == TWELFTH_HOLDOUT]
+    assert len(twelfth) >= 44
+    assert all(case["split"] == "holdout12" for case in twelfth)
+    assert all(case["id"].startswith("rad") for case in twelfth)
+    elsewhere = [c["id"] for n, _, c in CASES if n != TWELFTH_HOLDOUT and c["split"] == "holdout12"]
+    assert not elsewhere, f"holdout12 lines outside {TWELFTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in twelfth) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 3}
     assert not thin, f"framework groups with fewer than 3 cases: {thin}"
