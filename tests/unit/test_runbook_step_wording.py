@@ -62,6 +62,27 @@ def test_every_framework_variant_can_become_a_suggestion(runbooks: list[Runbook]
     assert not unusable, "\n".join(unusable)
 
 
+def test_no_action_is_cut_mid_sentence(runbooks: list[Runbook]) -> None:
+    """An action longer than the validator allows, once its asides are dropped, is cut at a
+    word with "…": whatever came after the cut (often the remedy itself, "... needs a fresh
+    download") never reaches the user. Every wording's first sentence must fit."""
+    cut = []
+    for rb in runbooks:
+        steps, _ = remediation(rb.body)
+        for number, step in enumerate(steps, 1):
+            for names, wording in step_wordings(step):
+                action = first_sentence(shorten(split_step(wording)[0]), MAX_ACTION_CHARS)
+                if action.endswith("…"):
+                    which = f" for {', '.join(names)}" if names else ""
+                    cut.append(f"{rb.slug} step {number}{which}: {action[-60:]}")
+    assert not cut, "\n".join(cut)
+
+
+def test_an_over_long_action_is_found() -> None:
+    step = "**Set " + "`a_long_option=True`, " * 12 + "and restart the server.** Reason: x."
+    assert first_sentence(shorten(split_step(step)[0]), MAX_ACTION_CHARS).endswith("…")
+
+
 def test_a_step_opening_with_a_condition_is_caught() -> None:
     ok, problem = _can_be_suggested(
         "**For JAX set `XLA_PYTHON_CLIENT_PREALLOCATE=false`.** Reason: x."
