@@ -34,7 +34,25 @@ INDEPENDENT = _ROOT / "corpora" / "independent"
 #: states (harm class 2), and cases-w's 9 named limits, key prefixes and empty tensors.
 REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
     _ROOT / "eval" / "realworld" / f"cases-{part}.jsonl"
-    for part in ("a", "b", "d", "e", "g", "i", "j", "k", "l", "s", "t", "u", "w", "y", "aa", "ac")
+    for part in (
+        "a",
+        "b",
+        "d",
+        "e",
+        "g",
+        "i",
+        "j",
+        "k",
+        "l",
+        "s",
+        "t",
+        "u",
+        "w",
+        "y",
+        "aa",
+        "ac",
+        "ae",
+    )
 )
 
 
