@@ -31,9 +31,12 @@ from django.db import connection
 _ONLY_WHEN_ASKED = 2**62
 
 
-def fetch(sql: str, params: Any) -> list[tuple[Any, ...]]:
-    """Execute `sql` with `params`, prepared; the rows it returns (none: [])."""
-    connection.close_if_health_check_failed()  # what Django's cursor() does first
+def fetch(sql: str, params: Any, *, health_check: bool = True) -> list[tuple[Any, ...]]:
+    """Execute `sql` with `params`, prepared; the rows it returns (none: []). Without
+    `health_check` no `SELECT 1` goes first on a request's first statement: for a caller
+    that sends a read again on a new connection when this one fails."""
+    if health_check:
+        connection.close_if_health_check_failed()  # what Django's cursor() does first
     connection.ensure_connection()
     connection.validate_no_broken_transaction()
     raw = connection.connection

@@ -71,7 +71,7 @@ def accept_single(request: HttpRequest, key: ApiKey, incident: IncidentIn) -> Ht
     except ValueError as exc:
         return error_response(400, ["header", "Idempotency-Key"], str(exc))
     try:
-        [one] = accept(key.project, [incident.payload()], idempotency_keys=[idem])
+        [one] = accept(key.project, [incident.payload()], idempotency_keys=[idem], single=True)
     except InboxUnavailable as exc:
         return unavailable(exc)
     body = json.dumps(accepted_fields(one))  # IncidentAccepted's fields, as ninja renders them

@@ -347,8 +347,11 @@ RCA_INBOX_BOUND_CHECK_MS = env.float("RCA_INBOX_BOUND_CHECK_MS", default=500)
 # authenticated against the database within RCA_KEY_CACHE_SECONDS is still accepted.
 RCA_SPOOL_DIR = env("RCA_SPOOL_DIR", default=str(embedded.state_dir() / "spool"))
 RCA_SPOOL_MAX_BYTES = env.int("RCA_SPOOL_MAX_BYTES", default=512 * 1024 * 1024)
-# Sentry events are written to the spool, not the inbox table, and stored from there by the
-# processor (ingest/inbox/spool_first.py: no database write in the request).
+# One-incident JSON posts and Sentry events are written to the spool, not the inbox table,
+# and stored from there by the processor (ingest/inbox/spool_first.py: no database write in
+# the request; claims in the spool directory tell a JSON retry, ingest/inbox/claims.py).
+# Off: both use the inbox table; RCA_SENTRY_SPOOL_FIRST (older) then spools Sentry events only.
+RCA_SPOOL_FIRST = env.bool("RCA_SPOOL_FIRST", default=True)
 RCA_SENTRY_SPOOL_FIRST = env.bool("RCA_SENTRY_SPOOL_FIRST", default=False)
 RCA_KEY_CACHE_SECONDS = env.float("RCA_KEY_CACHE_SECONDS", default=900.0)
 RCA_KEY_CACHE_RELOAD_SECONDS = env.float("RCA_KEY_CACHE_RELOAD_SECONDS", default=60.0)

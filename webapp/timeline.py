@@ -133,8 +133,8 @@ class TimelinePage:
     backlog: Backlog = Backlog()
     worker_silent_for: int | None = None  # seconds; see worker_silence()
     spooled: int = 0  # incidents accepted during a database outage, not yet replayed
-    # RCA_SENTRY_SPOOL_FIRST: Sentry events go to the spool whether or not the database is up,
-    # so the banner cannot say they were "accepted while the database was away".
+    # RCA_SPOOL_FIRST (or RCA_SENTRY_SPOOL_FIRST): incidents go to the spool whether or not
+    # the database is up, so the banner cannot say they were "accepted while it was away".
     spool_first: bool = False
     slo_breaches: list[SloBreach] = field(default_factory=list)  # see slo_breaches()
 
@@ -216,7 +216,7 @@ def timeline_issues(user, filters: Filters, now: datetime | None = None) -> Time
         backlog=backlog(user),
         worker_silent_for=worker_silence(now),
         spooled=spool.count(),  # this host's spool: a directory listing while it is empty
-        spool_first=bool(getattr(settings, "RCA_SENTRY_SPOOL_FIRST", False)),
+        spool_first=bool(settings.RCA_SPOOL_FIRST or settings.RCA_SENTRY_SPOOL_FIRST),
         slo_breaches=slo_breaches(user, filters, now),
     )
 

@@ -10,9 +10,12 @@ event id (`GET /api/v1/incidents?event_id=`).
 When the database is away, the records go to the on-disk spool (`ingest.spool`) and are
 answered as queued; the processor replays them once it is back.
 
-Sentry events go to the spool first when RCA_SENTRY_SPOOL_FIRST is on (`spool_first.py`
-says why only they, and what holds): no inbox INSERT or commit in the request; the
-processor stores them straight from the spool. A full spool, or no spool
+Sentry events and one-incident JSON posts go to the spool first under RCA_SPOOL_FIRST
+(`spool_first.py` says what holds; RCA_SENTRY_SPOOL_FIRST: Sentry events only): no inbox
+INSERT or commit in the request; the processor stores them straight from the spool. A
+JSON post first takes its event id's claim (`claims.py`): held by an accepted copy, the
+answer is 200; won, one indexed SELECT says whether the incident is stored (200, with its
+ids) or new (spooled, 202). A full spool, or no spool
 at all, is `InboxUnavailable`: a 503 with Retry-After. An inbox holding more waiting rows
 than RCA_INBOX_MAX_ROWS (`backlog.py`) is `InboxFull`: a 429 with Retry-After, nothing
 accepted, checked before anything is written.
@@ -27,7 +30,7 @@ from typing import Any
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from ingest.inbox import backlog, spool_first
+from ingest.inbox import backlog, claims, spool_first
 from ingest.inbox.process import process_pending
 from ingest.inbox.records import Record, make_records
 from ingest.inbox.write import not_writing, write
@@ -91,19 +94,49 @@ def _spooled(records: list[Record]) -> list[Outcome]:
     return outcomes
 
 
+def _claimed_and_spooled(project: Project, record: Record) -> Outcome:
+    """One JSON incident spooled first: new (202) unless this host holds a claim on its
+    event id (`claims.py`: accepted, not yet stored) or the database has it (200)."""
+    event_id = record["event_id"]
+    claim = claims.take(settings.RCA_SPOOL_DIR, project.pk, event_id)
+    if claim is None:  # accepted by another request, waiting in the spool
+        return Outcome(event_id, created=False)
+    try:
+        if claim.new:
+            try:
+                known = spool_first.stored(project.pk, event_id)
+            except (OperationalError, InterfaceError):
+                known = None  # the database is away: spool it (stored once, by event id)
+            if known is not None:
+                claim.abandon()  # the index answers this event id from now on
+                return Outcome(event_id, False, *known)
+        _spool([record])
+    except BaseException:
+        claim.abandon()
+        raise
+    claim.accepted()
+    spool_first.wake()
+    return Outcome(event_id, created=claim.new)  # not new: took over a claim left unconfirmed
+
+
 def accept(
     project: Project,
     payloads: Sequence[dict[str, Any]],
     *,
     source: str = "api",
     idempotency_keys: Sequence[str | None] | None = None,
+    single: bool = False,
 ) -> list[Outcome]:
-    """Queue validated payloads (snake_case dicts) for processing; one outcome each, in order."""
+    """Queue validated payloads (snake_case dicts) for processing; one outcome each, in order.
+    `single`: the JSON API's one-incident post (spooled first under RCA_SPOOL_FIRST)."""
     if not settings.RCA_INGEST_INLINE and backlog.full():
         raise InboxFull(
             "too many incidents are waiting to be processed; retry later", backlog.RETRY_AFTER
         )
     records = make_records(project.pk, source, payloads, idempotency_keys)
+    if single and len(records) == 1 and spool_first.applies(source, single=True):
+        not_writing()
+        return [_claimed_and_spooled(project, records[0])]
     if spool_first.applies(source):
         not_writing()  # a gathering inbox commit need not wait for this request
         _spool(records)

@@ -1,18 +1,22 @@
-"""Spool first: Sentry events are accepted into the on-disk spool, not the inbox table.
+"""Spool first: incidents are accepted into the on-disk spool, not the inbox table.
 
 Issue 19: per accepted and stored incident our processes spent 2-3x the CPU of a
 `GET /healthz`; the inbox's durable INSERT and commit in the request (the web's database
 backend, the wait for the commit's WAL flush and the wake-ups around it) and the
-processor's claim and DELETE were a large part. With RCA_SENTRY_SPOOL_FIRST on, the
-Sentry endpoints write their records to this process's spool file (`ingest.spool`, one
-fdatasync shared by the requests written before it: `directory._File.sync`) and answer;
-the processor stores them from the spool (`store`) in one transaction per chunk, with no
-inbox row written, claimed or deleted.
+processor's claim and DELETE were a large part. Spooled first, the endpoints write their
+records to this process's spool file (`ingest.spool`, one fdatasync shared by the
+requests written before it: `directory._File.sync`) and answer; the processor stores them
+from the spool (`store`) in one transaction per chunk, with no inbox row written, claimed
+or deleted.
 
-Why only Sentry events: the Sentry answer is the same for a new event and a retry (200
-with its id), so the request need not know whether the event id was seen. The JSON API
-answers a retry 200 and a new incident 202, which needs the inbox's unique index: a
-spool file cannot tell a retry that reached another web process or host.
+Which paths: Sentry events under RCA_SPOOL_FIRST or the older RCA_SENTRY_SPOOL_FIRST
+(their answer is the same for a new event and a retry, 200 with its id); the JSON API's
+one-incident post under RCA_SPOOL_FIRST. That one answers a new incident 202 and a retry
+200, which the inbox's unique index told apart; spooled first, a claim file per event id
+in the spool directory tells it across the host's processes (`claims.py`, which also says
+what holds with several hosts), and a request that wins a claim asks the database once
+(`stored`) whether the incident is stored already. Batches keep the inbox (one INSERT
+for the lot is already cheaper than a raw insert loop).
 
 What still holds:
 - durability before the answer: `append` returns after the fdatasync; a crash before
@@ -38,21 +42,33 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
+
+from ingest.models import InboxItem, Incident
 
 log = logging.getLogger(__name__)
 
 
 def enabled() -> bool:
-    """RCA_SENTRY_SPOOL_FIRST, and not RCA_INGEST_INLINE (where requests store their own)."""
-    return bool(getattr(settings, "RCA_SENTRY_SPOOL_FIRST", False)) and not bool(
-        settings.RCA_INGEST_INLINE
+    """Whether anything is spooled first: RCA_SPOOL_FIRST (both paths) or the older
+    RCA_SENTRY_SPOOL_FIRST (Sentry only), and not RCA_INGEST_INLINE (requests store their
+    own there)."""
+    return (json_enabled() or bool(getattr(settings, "RCA_SENTRY_SPOOL_FIRST", False))) and (
+        not settings.RCA_INGEST_INLINE
     )
 
 
-def applies(source: str) -> bool:
-    """Whether records of `source` are spooled first (Sentry events, when `enabled`)."""
-    return source == "sentry" and enabled()
+def json_enabled() -> bool:
+    """RCA_SPOOL_FIRST: one-incident JSON posts are spooled first too (with claims)."""
+    return bool(getattr(settings, "RCA_SPOOL_FIRST", False)) and not settings.RCA_INGEST_INLINE
+
+
+def applies(source: str, *, single: bool = False) -> bool:
+    """Whether records of `source` are spooled first: Sentry events when `enabled`, the
+    JSON API's one-incident posts (`single`) when `json_enabled`."""
+    if source == "sentry":
+        return enabled()
+    return single and source == "api" and json_enabled()
 
 
 def wake() -> None:
@@ -62,6 +78,37 @@ def wake() -> None:
 
     with contextlib.suppress(OperationalError, InterfaceError):
         notify()
+
+
+_STORED = f"""
+SELECT id, issue_id FROM {Incident._meta.db_table}
+ WHERE project_id = %s::bigint AND event_id = %s::text
+UNION ALL
+SELECT NULL, NULL FROM {InboxItem._meta.db_table}
+ WHERE project_id = %s::bigint AND event_id = %s::text
+LIMIT 1
+"""  # noqa: S608 - table names are ours
+
+
+def stored(project_id: int, event_id: str) -> tuple[int | None, int | None] | None:
+    """(incident id, issue id) when the event id is stored, (None, None) when it waits in
+    the inbox table, None when neither: one indexed, prepared SELECT (both unique indexes).
+
+    Without Django's per-request health check (a `SELECT 1` first): a connection that
+    turns out broken is closed and the statement sent once more on a new one."""
+    from ingest import prepared
+
+    params = [project_id, event_id, project_id, event_id]
+    for attempt in (1, 2):
+        try:
+            rows = prepared.fetch(_STORED, params, health_check=False)
+        except (OperationalError, InterfaceError):
+            if attempt == 2 or connection.in_atomic_block:
+                raise
+            connection.close()
+            continue
+        return (rows[0][0], rows[0][1]) if rows else None
+    raise AssertionError("unreachable")
 
 
 def waiting() -> int:
@@ -102,4 +149,15 @@ def store(records: Sequence[Mapping[str, Any]]) -> None:
         raise
     except Exception as exc:  # no traceback: it may quote unscrubbed text
         log.warning("storing %d spooled records failed (%s); via the inbox", len(rows), type(exc))
-        replay_write([dict(r) for r in records])
+        replay_write([dict(r) for r in records])  # stored or queued there: the index answers
+    release_claims(rows)
+
+
+def release_claims(rows: Sequence[Any]) -> None:
+    """After the commit that stored them: the JSON records' claims (`claims.py`) go, and
+    the database's unique index answers their retries from now on."""
+    keys = [(row.project_id, row.event_id) for row in rows if row.source == "api"]
+    if keys:
+        from ingest.inbox import claims
+
+        claims.release(settings.RCA_SPOOL_DIR, keys)

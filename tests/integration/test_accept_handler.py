@@ -21,6 +21,14 @@ from webapp import wsgi
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.inbox]
 
+
+@pytest.fixture(autouse=True)
+def _inbox_table(settings):
+    """The inbox table's path (RCA_SPOOL_FIRST=false); the default, spool first, is
+    tests/integration/test_json_spool_first.py's and test_sentry_spool_first.py's."""
+    settings.RCA_SPOOL_FIRST = False
+
+
 #: The full middleware stack behind the same WSGI wrapper as production's.
 FULL = ChunkedBodyMiddleware(wsgi.django_application)
 

@@ -27,6 +27,13 @@ from tests.support.secret_samples import AWS_KEY, OPENAI_KEY
 pytestmark = [pytest.mark.inbox, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture(autouse=True)
+def _inbox_table(settings):
+    """The inbox table's path (RCA_SPOOL_FIRST=false); the default, spool first, is
+    tests/integration/test_json_spool_first.py's and test_sentry_spool_first.py's."""
+    settings.RCA_SPOOL_FIRST = False
+
+
 @pytest.fixture
 def tenant():
     return project_with_key("inbox")

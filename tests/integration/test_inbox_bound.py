@@ -21,6 +21,14 @@ from tests.support.processes import wait_for
 
 pytestmark = [pytest.mark.inbox, pytest.mark.django_db(transaction=True)]
 
+
+@pytest.fixture(autouse=True)
+def _inbox_table(settings):
+    """The inbox table's path (RCA_SPOOL_FIRST=false); the default, spool first, is
+    tests/integration/test_json_spool_first.py's and test_sentry_spool_first.py's."""
+    settings.RCA_SPOOL_FIRST = False
+
+
 BOUND = 3
 
 

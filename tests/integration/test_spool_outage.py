@@ -65,6 +65,7 @@ def stack(tmp_path):
         "CELERY_BROKER_URL": "memory://",  # analyses are not this test's subject
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
         "RCA_SPOOL_MAX_BYTES": "40000",
+        "RCA_SPOOL_FIRST": "false",  # spooled only while the database is away
         "RCA_KEY_CACHE_RELOAD_SECONDS": "1",
         "RCA_INBOX_POLL": "0.5",
         "RCA_INGEST_INLINE": "false",

@@ -69,6 +69,7 @@ BANNER = "accepted while the database was away"
 
 def test_the_timeline_says_incidents_wait_in_the_spool_until_it_is_replayed(tmp_path, settings):
     settings.RCA_SPOOL_DIR = str(tmp_path / "spool")
+    settings.RCA_SPOOL_FIRST = False  # only an outage spools then
     alice = Client()
     alice.force_login(member(project_with_key("ml-platform").project, "alice"))
     assert BANNER not in alice.get("/").content.decode()
@@ -88,7 +89,8 @@ def test_with_sentry_spool_first_the_spool_is_a_queue_not_an_outage(tmp_path, se
     """Spool-first Sentry events wait in the spool while the database is up: the timeline
     counts them without claiming an outage."""
     settings.RCA_SPOOL_DIR = str(tmp_path / "spool")
-    settings.RCA_SENTRY_SPOOL_FIRST = True
+    settings.RCA_SPOOL_FIRST = False
+    settings.RCA_SENTRY_SPOOL_FIRST = True  # the older, Sentry-only setting
     alice = Client()
     alice.force_login(member(project_with_key("ml-platform").project, "alice"))
     spool.append([{"event_id": f"s{i}", "payload": {}} for i in range(2)])
