@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
+from tests.support import corpus
 from tests.support.processes import Worker, sqla_broker_url
 
 # Hypothesis settings for the whole suite, in one place. `ci` (the default, `make test`):
@@ -42,11 +43,15 @@ def pytest_xdist_setupnodes(config, specs) -> None:
     and fill spools;
     on one shared cluster a worker would do that to the other's. Each worker stops its own
     cluster in its sessionfinish below; the controller stops the one its settings started
-    and any a worker left running (one that crashed or was interrupted alone)."""
+    and any a worker left running (one that crashed or was interrupted alone).
+
+    The embedding cache is the one thing they share: `$RCA_DATA_DIR/embedding-cache`, so
+    the corpus is embedded once, by one process (tests/support/corpus.py)."""
     base = os.environ.get("RCA_DATA_DIR")
     if not base or os.environ.get("DATABASE_URL"):
         return  # an external database: workers get databases of their own (suffix _gwN)
     for index, spec in enumerate(specs):
+        spec.env.setdefault(corpus.CACHE_ENV, corpus.shared_cache_dir(base))
         spec.env.setdefault("RCA_DATA_DIR", os.path.join(base, f"gw{index}"))
         _WORKER_STATE_DIRS.append(Path(spec.env["RCA_DATA_DIR"]))
 

@@ -13,18 +13,32 @@ Every read is checked anyway (shape, dtype, finite, unit length): a bad entry is
 and the recomputed vector replaces it. The cache is an accelerator only: if its directory
 cannot be written, embedding goes on without it.
 
+Processes that miss the same texts at once (two workers starting on a fresh database, the
+test suite's xdist processes) would each run the model for a minute; :meth:`filling` is an
+``flock`` per model, so one embeds while the others wait and then read its vectors. The
+lock dies with its process, so a crashed holder never blocks anyone.
+
+Bounded: after new vectors are written, entries beyond ``max_entries`` are removed, least
+recently used first (a hit refreshes an entry's mtime). A changed model has other keys
+(the model string carries a fingerprint of its weights, see
+:func:`rca.corpus.embeddings.cache_model_id`), so its old vectors are never served and
+age out under the bound.
+
 ``RCA_EMBEDDING_CACHE`` chooses the directory (default ``$XDG_CACHE_HOME/rootcause/
 embeddings``, else ``~/.cache/rootcause/embeddings``); ``off`` disables it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +52,9 @@ log = logging.getLogger(__name__)
 FORMAT = "rootcause-embedding-v1"
 #: How far from unit length a stored (normalised) vector may be before it is distrusted.
 _NORM_TOLERANCE = 1e-3
+#: Entries kept (~4 KiB of disk each): 20 times the bundled corpus (~1,200 chunks), room for
+#: a few models and a team's own runbooks; about 80 MB at most.
+MAX_ENTRIES = 25_000
 
 
 def cache_dir() -> Path | None:
@@ -58,10 +75,13 @@ def cache_dir() -> Path | None:
 class EmbeddingCache:
     """Unit-length float32 vectors of one model and dimension, looked up by exact text."""
 
-    def __init__(self, directory: Path, model: str, dimension: int) -> None:
+    def __init__(
+        self, directory: Path, model: str, dimension: int, max_entries: int = MAX_ENTRIES
+    ) -> None:
         self.directory = directory
         self.model = model
         self.dimension = dimension
+        self.max_entries = max_entries
         self._writable = True
 
     def key(self, text: str) -> str:
@@ -85,6 +105,8 @@ class EmbeddingCache:
         if not self._valid(vector):
             log.debug("ignoring invalid embedding cache entry %s", path)
             return None
+        with contextlib.suppress(OSError):  # recently used: the bound removes others first
+            os.utime(path)
         return [float(x) for x in vector]
 
     def _valid(self, vector: object) -> bool:
@@ -127,3 +149,50 @@ class EmbeddingCache:
     def put_many(self, pairs: Iterable[tuple[str, Iterable[float]]]) -> None:
         for text, vector in pairs:
             self.put(text, vector)
+
+    @contextlib.contextmanager
+    def filling(self) -> Iterator[None]:
+        """Held while this process embeds misses: one process per model embeds, the others
+        wait here and then find its vectors. Without a writable directory, no lock."""
+        name = f".fill-{hashlib.sha256(self.model.encode()).hexdigest()[:16]}.lock"
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.directory / name, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            fd = -1
+        if fd < 0:
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def prune(self) -> int:
+        """Remove the least recently used entries beyond ``max_entries``, and temporary files
+        an hour old (a crashed writer's); how many files went."""
+        entries: list[tuple[int, str]] = []
+        doomed: list[str] = []
+        stale = time.time_ns() - 3600 * 10**9
+        try:
+            shards = [s.path for s in os.scandir(self.directory) if len(s.name) == 2]
+        except OSError:
+            return 0
+        for shard in shards:
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(shard):
+                    with contextlib.suppress(OSError):
+                        mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+                        if entry.name.endswith(".npy"):
+                            entries.append((mtime, entry.path))
+                        elif entry.name.endswith(".tmp") and mtime < stale:
+                            doomed.append(entry.path)
+        entries.sort()
+        doomed += [path for _, path in entries[: max(0, len(entries) - self.max_entries)]]
+        removed = 0
+        for path in doomed:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                removed += 1
+        return removed

@@ -8,7 +8,9 @@ the process that uses it — under Celery's prefork pool that is the child, neve
 Chunk vectors go through the on-disk cache of :mod:`rca.corpus.embedding_cache`: a fresh
 database whose chunk texts were embedded before (by any instance on this machine) gets
 them back without loading the model at all. Incident query embeddings are one-off and
-are not cached.
+are not cached. The cache is keyed by :func:`cache_model_id` (the stored name plus a
+fingerprint of the weights), so re-saved or upgraded weights under the same name are never
+answered with the old model's vectors.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from rca.corpus.embedding_cache import EmbeddingCache
 
 __all__ = [
+    "cache_model_id",
+    "cached_vectors",
     "chunks_missing_embeddings",
     "embed",
     "embed_missing_chunks",
@@ -123,22 +127,43 @@ def chunks_missing_embeddings() -> bool:
     return bool(_missing().exists())
 
 
-def _cache(name: str) -> EmbeddingCache | None:
+def cache_model_id() -> str:
+    """What the embedding cache is keyed by: :func:`model_name` and a fingerprint of the
+    weights it loads (:func:`rca.corpus.embedding_backends.fingerprint`), no model loaded."""
+    from rca.corpus.embedding_backends import fingerprint
+
+    configured = _configured()
+    return f"{model_name()}#{fingerprint(configured, '' if configured else model_path())}"
+
+
+def chunk_cache() -> EmbeddingCache | None:
+    """The configured embedding cache for the configured model, or None when it is off."""
     from rca.corpus.embedding_cache import EmbeddingCache, cache_dir
     from rca.models import EMBEDDING_DIM
 
     directory = cache_dir()
-    return None if directory is None else EmbeddingCache(directory, name, EMBEDDING_DIM)
+    return None if directory is None else EmbeddingCache(directory, cache_model_id(), EMBEDDING_DIM)
 
 
-def _vectors(texts: list[str], cache: EmbeddingCache | None) -> tuple[list[list[float]], int]:
+def cached_vectors(texts: list[str], cache: EmbeddingCache | None) -> tuple[list[list[float]], int]:
     """Vectors of ``texts`` in order, and how many came from ``cache``; only the misses
-    are encoded (so a full hit never loads the model), and they are cached."""
+    are encoded (so a full hit never loads the model), and they are cached.
+
+    Misses are embedded under the cache's fill lock and looked up again once it is held: a
+    process that waited for another one embedding the same texts reads its vectors."""
     found = cache.get_many(texts) if cache else {}
     misses = list(dict.fromkeys(t for t in texts if t not in found))
-    fresh = dict(zip(misses, embed(misses), strict=True))
-    if cache:
-        cache.put_many(fresh.items())
+    fresh: dict[str, list[float]] = {}
+    if misses and cache:
+        with cache.filling():
+            found.update(cache.get_many(misses))
+            misses = [t for t in misses if t not in found]
+            fresh = dict(zip(misses, embed(misses), strict=True))
+            cache.put_many(fresh.items())
+            if fresh:
+                cache.prune()
+    elif misses:
+        fresh = dict(zip(misses, embed(misses), strict=True))
     return [found.get(t) or fresh[t] for t in texts], sum(t in found for t in texts)
 
 
@@ -156,7 +181,7 @@ def embed_missing_chunks(batch: int = 256) -> int:
 
     log = logging.getLogger(__name__)
     name = model_name()
-    cache = _cache(name)
+    cache = chunk_cache()
     done, cached, total, started = 0, 0, _missing().count(), time.monotonic()
     if total:
         where = f"cache {cache.directory}" if cache else "cache off"
@@ -172,7 +197,7 @@ def embed_missing_chunks(batch: int = 256) -> int:
                     cached,
                 )
             return done
-        vectors, hits = _vectors([c.text for c in pending], cache)
+        vectors, hits = cached_vectors([c.text for c in pending], cache)
         for chunk, vector in zip(pending, vectors, strict=True):
             chunk.embedding = vector
             chunk.embedding_model = name

@@ -1,53 +1,76 @@
-"""The bundled runbooks, stored and embedded for a test; each chunk text embedded once a run.
+"""The bundled runbooks, stored and embedded for a test; each chunk text embedded once a machine.
 
 Transactional tests flush every table after each test, so each test that needs the
-corpus stores it again. Storing is quick; embedding every chunk with the real model took
-~20 s per test on the 2-core box, most of the integration suite's setup time. A vector
-depends only on the model and the chunk's text, so the first test of the run computes
-them and later tests write the same vectors back; a chunk whose text is new to the run
-(a test's own runbook, an edited one) is still embedded by the model.
+corpus stores it again. Storing is quick; embedding every chunk with the real model takes
+60-100 s on the 2-core box. A vector depends only on the model and the chunk's text, so
+the tests share one product embedding cache (:mod:`rca.corpus.embedding_cache`) kept in
+the run's data dir, `$RCA_DATA_DIR/embedding-cache` (under xdist the controller's, not a
+worker's `gwN`: both processes use it). The first process that needs the corpus embeds it
+under the cache's fill lock; the other waits and reads those vectors; a later run on the
+same data dir (until `make clean`) embeds nothing. Within a process the vectors are also
+kept in memory, so later tests write them back without reading the cache. A chunk whose
+text is new (a test's own runbook, an edited one) is still embedded by the model, and the
+cache tests (tests/integration/test_embedding_cache_reuse.py) embed into caches of their
+own.
 
-The same vectors also go into this run's on-disk embedding cache, so a `make run` the
-suite starts (RCA_EMBEDDING_CACHE=`session_embedding_cache()`) reads them instead of
-spending a minute embedding the corpus again in its worker.
+A `make run` the suite starts (RCA_EMBEDDING_CACHE=`session_embedding_cache()`) reads the
+same cache instead of spending a minute embedding the corpus again in its worker.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+#: The shared cache directory (tests/conftest.py sets it for xdist workers).
+CACHE_ENV = "RCA_TEST_EMBEDDING_CACHE"
 #: (model name, chunk text) -> embedding, for this pytest process.
 _VECTORS: dict[tuple[str, str], Any] = {}
-#: This run's embedding cache directory, made on first use, removed at exit.
+#: The cache directory, found on first use; a temporary one without a data dir.
 _CACHE_DIR: list[Path] = []
+#: Cache model ids whose bundled corpus this process saw complete in the cache.
+_COMPLETE: set[str] = set()
+
+
+def shared_cache_dir(data_dir: str) -> str:
+    """The test run's embedding cache for a (controller's) RCA_DATA_DIR."""
+    return os.path.join(data_dir, "embedding-cache")
 
 
 def _cache_dir() -> Path:
     if not _CACHE_DIR:
-        _CACHE_DIR.append(Path(tempfile.mkdtemp(prefix="rca-embedding-cache-")))
-        atexit.register(shutil.rmtree, _CACHE_DIR[0], ignore_errors=True)
+        configured = os.environ.get(CACHE_ENV) or (
+            shared_cache_dir(os.environ["RCA_DATA_DIR"]) if os.environ.get("RCA_DATA_DIR") else ""
+        )
+        if configured:
+            _CACHE_DIR.append(Path(configured))
+        else:
+            _CACHE_DIR.append(Path(tempfile.mkdtemp(prefix="rca-embedding-cache-")))
+            atexit.register(shutil.rmtree, _CACHE_DIR[0], ignore_errors=True)
     return _CACHE_DIR[0]
 
 
 def session_embedding_cache() -> Path:
-    """This run's embedding cache, holding every bundled chunk's vector: those this run
-    already computed, the rest embedded now (in-process). No database needed."""
-    from rca.corpus import files
-    from rca.corpus.embedding_cache import EmbeddingCache
-    from rca.corpus.embeddings import embed, model_name
-    from rca.models import EMBEDDING_DIM
+    """The tests' embedding cache, holding every bundled chunk's vector: read from it, the
+    missing ones embedded now (in-process, or by the process holding its fill lock)."""
+    from django.test import override_settings
 
-    name = model_name()
-    cache = EmbeddingCache(_cache_dir(), name, EMBEDDING_DIM)
-    runbooks = files.load_directory(files.bundled_runbook_dir())
-    texts = list(dict.fromkeys(c.text for rb in runbooks for c in files.chunk_runbook(rb)))
-    new = [text for text in texts if (name, text) not in _VECTORS]
-    _VECTORS.update(((name, text), vector) for text, vector in zip(new, embed(new), strict=True))
-    cache.put_many((text, _VECTORS[name, text]) for text in texts)
+    from rca.corpus import files
+    from rca.corpus.embeddings import cached_vectors, chunk_cache, model_name
+
+    with override_settings(RCA_EMBEDDING_CACHE=str(_cache_dir())):
+        cache = chunk_cache()
+    assert cache is not None
+    if cache.model not in _COMPLETE:
+        runbooks = files.load_directory(files.bundled_runbook_dir())
+        texts = list(dict.fromkeys(c.text for rb in runbooks for c in files.chunk_runbook(rb)))
+        vectors, _hits = cached_vectors(texts, cache)
+        _VECTORS.update(((model_name(), t), v) for t, v in zip(texts, vectors, strict=True))
+        _COMPLETE.add(cache.model)
     return cache.directory
 
 

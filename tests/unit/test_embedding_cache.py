@@ -3,12 +3,16 @@ and a damaged entry is a miss (recomputed), never a wrong vector."""
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from rca.corpus.embedding_backends import fingerprint
 from rca.corpus.embedding_cache import EmbeddingCache, cache_dir
+from rca.corpus.embeddings import cache_model_id
 
 DIM = 8
 
@@ -104,3 +108,89 @@ def test_the_directory_follows_the_setting_and_off_disables_it(settings, monkeyp
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_dir() == tmp_path / "home" / ".cache" / "rootcause" / "embeddings"
+
+
+def test_entries_beyond_the_bound_go_least_recently_used_first(tmp_path):
+    cache = EmbeddingCache(tmp_path, "m", DIM, max_entries=3)
+    for i in range(5):
+        cache.put(f"text {i}", unit(i))
+        os.utime(entry(cache, f"text {i}"), ns=(10**18 + i * 10**9,) * 2)
+    assert cache.get("text 0") == unit(0)  # read: now the most recently used
+    assert cache.prune() == 2
+    assert [t for t in (f"text {i}" for i in range(5)) if cache.get(t)] == [
+        "text 0",
+        "text 3",
+        "text 4",
+    ]
+    assert cache.prune() == 0
+
+
+def test_a_crashed_writers_old_temporary_file_is_removed(cache):
+    cache.put("shape mismatch", unit(1))
+    stray = entry(cache, "shape mismatch").with_suffix(".tmp")
+    stray.write_bytes(b"half a vector")
+    fresh = stray.with_name("another.tmp")
+    fresh.write_bytes(b"being written now")
+    os.utime(stray, (0, 0))
+    assert cache.prune() == 1
+    assert not stray.exists() and fresh.exists()
+    assert cache.get("shape mismatch") == unit(1)
+
+
+def test_a_second_filler_waits_until_the_first_has_stored_its_vectors(tmp_path):
+    """Two processes (here threads, each with its own lock handle) missing the same text:
+    the second takes the fill lock only after the first released it, and then finds the
+    vector instead of embedding it again."""
+    first = EmbeddingCache(tmp_path, "m", DIM)
+    second = EmbeddingCache(tmp_path, "m", DIM)
+    events: list[str] = []
+    holding = threading.Event()
+
+    def other_process() -> None:
+        holding.wait()
+        with second.filling():
+            events.append("second filling")
+            events.append("found" if second.get("text") == unit(1) else "missed")
+
+    thread = threading.Thread(target=other_process)
+    thread.start()
+    with first.filling():
+        holding.set()
+        thread.join(timeout=0.5)
+        assert thread.is_alive()  # waiting on the lock
+        first.put("text", unit(1))
+        events.append("first stored")
+    thread.join(timeout=10)
+    assert events == ["first stored", "second filling", "found"]
+
+
+def test_another_models_fill_does_not_wait(tmp_path):
+    with EmbeddingCache(tmp_path, "m", DIM).filling():
+        done = threading.Event()
+
+        def other_model() -> None:
+            with EmbeddingCache(tmp_path, "other", DIM).filling():
+                done.set()
+
+        threading.Thread(target=other_model).start()
+        assert done.wait(timeout=10)
+
+
+def test_the_cache_key_changes_with_the_weights_of_a_model_directory(tmp_path):
+    model = tmp_path / "my-minilm"
+    model.mkdir()
+    (model / "config.json").write_text('{"hidden_size": 384}')
+    (model / "model.safetensors").write_bytes(b"weights after epoch 1")
+    before = fingerprint(str(model), "")
+    assert fingerprint(str(model), "") == before
+    (model / "model.safetensors").write_bytes(b"weights after epoch 2")  # same size
+    assert fingerprint(str(model), "") != before
+    assert fingerprint("", str(model)) == fingerprint(str(model), "")
+
+
+def test_the_configured_model_and_its_weights_key_the_worker_cache(settings, tmp_path):
+    settings.RCA_EMBEDDING_MODEL = ""
+    bundled = cache_model_id()
+    assert bundled.startswith("sentence-transformers/all-MiniLM-L6-v2#sha256:")
+    settings.RCA_EMBEDDING_MODEL = str(tmp_path)
+    assert cache_model_id() != bundled and cache_model_id().startswith(f"{tmp_path}#")
