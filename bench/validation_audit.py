@@ -44,6 +44,7 @@ CHECKS = (
     "premises",
     "layer_resize",
     "added_axis",
+    "file_location",
 )
 
 
@@ -68,6 +69,7 @@ def _failed_checks(draft: Any, ctx: Any, premises: Any) -> list[str]:
     from rca.suggestion import validation as v
     from rca.suggestion.checks.added_axis import added_axis_violations
     from rca.suggestion.checks.code_locations import unmatched_locations
+    from rca.suggestion.checks.file_location import location_violations
     from rca.suggestion.checks.layer_resize import resize_violations
     from rca.suggestion.checks.placeholders import template_remnants
     from rca.suggestion.premises import premise_complaints
@@ -86,6 +88,7 @@ def _failed_checks(draft: Any, ctx: Any, premises: Any) -> list[str]:
         "premises": bool(premise_complaints(draft, ctx, premises)),
         "layer_resize": bool(resize_violations(draft.action or "", premises.facts, ctx.shape_diff)),
         "added_axis": bool(added_axis_violations(draft.action or "", premises.facts)),
+        "file_location": bool(location_violations(draft.action or "", premises.facts)),
     }
     return [name for name in CHECKS if verdicts[name]]
 

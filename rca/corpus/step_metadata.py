@@ -113,6 +113,19 @@ FACTS: dict[str, str] = {
         "the matmul shapes say the input is wrong, not the layer: its values folded into rows,"
         " or an input smaller than one row that nothing shows the user's code built the layer for"
     ),
+    "path-shown-absolute": (
+        "the message or log lines name the file being loaded, and only by an absolute path"
+    ),
+    "file-found-format-rejected": (
+        "the loader reached the file and rejected its contents (its format, header or"
+        " encoding: protobuf parsing failed, not a zip archive, HDF5 signature not found,"
+        " invalid load key, header too large), and nothing says a file was not found"
+    ),
+    "file-location-ruled-out": (
+        "the message names the loaded file by an absolute path and says the loader read it"
+        " and rejected its contents: the file is where the loader looked, so making the path"
+        " absolute, checking that it exists or changing the working directory cannot fix it"
+    ),
     "state-dict-keys-prefixed": "checkpoint keys are the model's keys with a prefix added or lost",
     "memory-fragmented": "the OOM figures show much memory reserved but unallocated",
     "memory-not-fragmented": "the OOM figures show the reserved memory is really allocated",

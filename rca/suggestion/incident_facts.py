@@ -2,7 +2,8 @@
 
 State_dict key lists are read by :mod:`rca.suggestion.state_dict_keys`, an OOM message's
 memory figures by :mod:`rca.suggestion.oom_figures`, whether a matmul's shapes support
-resizing the layer by :mod:`rca.suggestion.layer_width`.
+resizing the layer by :mod:`rca.suggestion.layer_width`, where the loaded file is and whether
+its loader rejected its contents by :mod:`rca.suggestion.loaded_file`.
 
 Each fact has a name from :data:`rca.corpus.step_metadata.FACTS`; which steps a fact makes
 the fix (``fits``) or contradicts (``unless``) is written in the runbooks, not here. This
@@ -23,6 +24,7 @@ from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
 from rca.suggestion.layer_width import layer_width_facts
+from rca.suggestion.loaded_file import loaded_file_facts
 from rca.suggestion.oom_figures import (
     FRAGMENTED_SHARE,
     HELD_ELSEWHERE_SHARE,
@@ -122,15 +124,17 @@ def incident_facts(
     diffs: Sequence[ShapeDiff],
     code: Sequence[str] = (),
     frames: Sequence[Frame] = (),
+    logs: Sequence[str] = (),
 ) -> frozenset[str]:
     """The :data:`~rca.corpus.step_metadata.FACTS` this incident shows; ``code`` is the text
     of its frames and logs (where a pretrained model is loaded, say), ``frames`` the frames
-    themselves (whether the failing layer is the user's own: :mod:`.layer_width`)."""
+    themselves (whether the failing layer is the user's own: :mod:`.layer_width`), ``logs``
+    its log lines alone (where the loaded file is, what its loader said: :mod:`.loaded_file`)."""
     facts = memory_facts(read_oom_figures(message)) | key_facts(message)
     facts |= rank_facts(message, diffs)  # which way an input's rank is off
     for diff in diffs[:2]:
         facts |= _shape_facts(diff)
-    facts |= layer_width_facts(diffs, frames)
+    facts |= layer_width_facts(diffs, frames) | loaded_file_facts([message, *logs])
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")

@@ -177,7 +177,8 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     """The incident's facts, frameworks and already-set options."""
     message = ctx.message or ""
     setting = setting_of(ctx)
-    facts = incident_facts(message, list(ctx.shape_diff), _code_texts(ctx), ctx.frames)
+    logs = log_texts(ctx.logs)
+    facts = incident_facts(message, list(ctx.shape_diff), _code_texts(ctx), ctx.frames, logs)
     facts |= drift_facts(read_drift(message, ctx.frames, log_texts(ctx.logs))) | run_facts(ctx)
     shown = read_shown_options(message, log_texts(ctx.logs), ctx.frames, ctx.inference_context)
     options = dict(shown.options.values())

@@ -4,8 +4,10 @@ Every suggestion is stored with this record, so a user can see why it is (or is 
 trustworthy; the complaints are phrased for the LLM, which is re-asked with them. Beyond
 format and grounding it checks harm: a suggestion whose premise the incident contradicts
 (:mod:`rca.suggestion.premises`), that changes a layer's input width when the shapes say
-the input is wrong (:mod:`rca.suggestion.checks.layer_resize`) or that carries an unfilled
-template fails, whoever wrote it; the pipeline then stores it marked invalid rather than as
+the input is wrong (:mod:`rca.suggestion.checks.layer_resize`), that re-points a file's path
+when the loader found the file and rejected its contents
+(:mod:`rca.suggestion.checks.file_location`) or that carries an unfilled template fails,
+whoever wrote it; the pipeline then stores it marked invalid rather than as
 a trusted fix. The heuristics lean lenient on what counts as a code location or a
 dimension: a false alarm costs a re-ask and maybe the offline fallback, while what we want
 to catch is a fabricated file:line or tensor size. The measurements themselves live in
@@ -34,6 +36,7 @@ from rca.suggestion.checks.dimensions import (
     shape_incompatibility,
     unknown_dim_share,
 )
+from rca.suggestion.checks.file_location import location_violations
 from rca.suggestion.checks.layer_resize import resize_violations
 from rca.suggestion.checks.placeholders import template_remnants
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
@@ -226,6 +229,7 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
     contradicted = premise_complaints(draft, ctx, premises)
     contradicted += resize_violations(draft.action or "", premises.facts, ctx.shape_diff)
     contradicted += added_axis_violations(draft.action or "", premises.facts)
+    contradicted += location_violations(draft.action or "", premises.facts)
     complaints.extend(contradicted)
     return Validation(
         format_ok=is_formatted,
