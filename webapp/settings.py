@@ -351,7 +351,7 @@ RCA_SPOOL_MAX_BYTES = env.int("RCA_SPOOL_MAX_BYTES", default=512 * 1024 * 1024)
 # and stored from there by the processor (ingest/inbox/spool_first.py: no database write in
 # the request; claims in the spool directory tell a JSON retry, ingest/inbox/claims.py).
 # Off: both use the inbox table; RCA_SENTRY_SPOOL_FIRST (older) then spools Sentry events only.
-RCA_SPOOL_FIRST = env.bool("RCA_SPOOL_FIRST", default=True)
+RCA_SPOOL_FIRST = env.bool("RCA_SPOOL_FIRST", default=False)
 RCA_SENTRY_SPOOL_FIRST = env.bool("RCA_SENTRY_SPOOL_FIRST", default=False)
 RCA_KEY_CACHE_SECONDS = env.float("RCA_KEY_CACHE_SECONDS", default=900.0)
 RCA_KEY_CACHE_RELOAD_SECONDS = env.float("RCA_KEY_CACHE_RELOAD_SECONDS", default=60.0)
