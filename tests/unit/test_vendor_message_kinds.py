@@ -11,19 +11,12 @@ Errors of other kinds that share words with them must not match the new signals.
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 
-from rca.corpus.files import Runbook, bundled_runbook_dir, match_signals
-from rca.evaluation.run import case_incident, load_bodies
-from rca.retrieval.hybrid import search
-from rca.retrieval.index import CorpusIndex, index_from_runbooks
-from rca.retrieval.signals import build_signals
-from rca.suggestion.evidence import context_for, evidence_from_retrieved
-from rca.suggestion.providers import OfflineProvider
+from rca.corpus.files import Runbook, match_signals
 from rca.suggestion.validation import validate
 from tests.support.evidence import bundled_runbooks
+from tests.support.vendor_routing import route_message
 
 #: slug -> (error type, message) as the vendors print them.
 WORDINGS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -141,29 +134,15 @@ _CASES = [(slug, w) for slug, wordings in WORDINGS.items() for w in wordings]
 _IDS = [f"{slug}-{i}" for i, (slug, _) in enumerate(_CASES)]
 
 
-@functools.cache
-def _lexical_index() -> CorpusIndex:
-    return index_from_runbooks(list(bundled_runbooks().values()), embed=False)
-
-
-@functools.cache
-def _bodies() -> dict[str, str]:
-    return load_bodies(bundled_runbook_dir(), list(bundled_runbooks()))
-
-
 @pytest.mark.parametrize(("slug", "wording"), _CASES, ids=_IDS)
 def test_the_vendor_message_routes_to_its_runbook_and_gets_its_fix(
     slug: str, wording: tuple[str, str]
 ) -> None:
-    error_type, message = wording
-    incident = case_incident({"exception_type": error_type, "message": message})
-    found = search(build_signals(incident), None, k=5, index=_lexical_index())
-    ctx = context_for(incident, evidence_from_retrieved(found, _bodies()))
-    draft = OfflineProvider().suggest(ctx)
+    found, ctx, draft = route_message(*wording)
     assert found[0].slug == slug, [r.slug for r in found]
     assert draft.runbook == slug, (draft.runbook, draft.action)
     for term in ACTION_TERMS[slug]:
-        assert term in draft.action, (message, draft.action)
+        assert term in draft.action, (wording[1], draft.action)
     assert validate(draft, ctx).ok, validate(draft, ctx).complaints
 
 
