@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -21,85 +20,24 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from tests.integration.test_sentry_spool_first import _inbox_rows, _kill_group, _spooled
-from tests.integration.test_spool_outage import SETUP, Served, stored
-from tests.support.gunicorn import free_port
-from tests.support.processes import python, wait_for
+from tests.integration.test_spool_outage import stored
+from tests.support.processes import wait_for
 from tests.support.secret_samples import OPENAI_KEY
-from webapp.supervisor import gunicorn_argv
+from tests.support.spool_first_stack import inbox_rows, kill_group, spool_first_stack, spooled
 
 pytestmark = pytest.mark.timeout(300)
 
 
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=2).status_code == 200
-    except requests.RequestException:
-        return False
-
-
 @pytest.fixture
 def stack(tmp_path):
-    """A cluster of its own; gunicorn spooling first (`start_web`); processors on demand."""
-    data = tmp_path / "data"
-    base_env = {"RCA_DATA_DIR": str(data), "SECRET_KEY": "json-spool-first-" + "x" * 40}
-    uri = python(base_env, "-c", "from webapp import embedded; print(embedded.database_url())")
-    env = {
-        **base_env,
-        "DATABASE_URL": uri.strip().splitlines()[-1],
-        "CELERY_BROKER_URL": "memory://",  # analyses are not this test's subject
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
-        "RCA_INBOX_POLL": "0.5",
-        "RCA_INGEST_INLINE": "false",
+    """Gunicorn spooling first (`start_web` starts another); processors on demand."""
+    settings = {
         "RCA_SPOOL_FIRST": "true",
         "RCA_RATE_LIMIT_PER_MINUTE": "600000",
         "RCA_RATE_LIMIT_BURST": "10000",
     }
-    (tmp_path / "metrics").mkdir()
-    started: list[Served] = []
-    stack: dict = {}
-
-    def start_processor(*args: str) -> Served:
-        proc = Served(
-            [sys.executable, "manage.py", "process_inbox", *args],
-            tmp_path / f"processor-{len(started)}.log",
-            env,
-            "processing the inbox",
-        )
-        started.append(proc)
-        proc.wait_ready()
-        return proc
-
-    def start_web() -> Served:
-        port = free_port()
-        web = Served(
-            gunicorn_argv(port, "--log-level", "info"),
-            tmp_path / f"web-{len(started)}.log",
-            env,
-            "Booting worker",
-        )
-        started.append(web)
-        web.wait_ready()
-        wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), 30)
-        stack.update(url=f"http://127.0.0.1:{port}", web=web)
-        return web
-
-    try:
-        python(env, "manage.py", "migrate", "--no-input", "-v", "0")
-        ids = json.loads(python(env, "manage.py", "shell", "-c", SETUP).strip().splitlines()[-1])
-        stack.update(
-            ids,
-            uri=env["DATABASE_URL"],
-            spool=data / "spool",
-            start_processor=start_processor,
-            start_web=start_web,
-        )
-        start_web()
+    with spool_first_stack(tmp_path, "json-spool-first", settings) as stack:
         yield stack
-    finally:
-        for proc in started:
-            proc.stop()
-        python(base_env, "-c", "from webapp import embedded; embedded.stop()")
 
 
 def post(stack, event_id: str) -> requests.Response:
@@ -150,8 +88,8 @@ def test_retries_answer_200_in_either_worker_while_spooled_and_once_stored(stack
     assert len(_writers(stack)) == 2  # both worker processes accepted incidents
 
     # Spooled, not stored, nothing in the database; one record per event id.
-    assert _spooled(stack["spool"]) == len(event_ids)
-    assert _inbox_rows(stack["uri"]) == 0
+    assert spooled(stack["spool"]) == len(event_ids)
+    assert inbox_rows(stack["uri"]) == 0
     assert stored(stack["uri"], event_ids) == {}
     assert len(_claims(stack)) == len(event_ids)
     later = [post(stack, event_ids[0]) for _ in range(6)]  # new connections, either worker
@@ -165,7 +103,7 @@ def test_retries_answer_200_in_either_worker_while_spooled_and_once_stored(stack
         retries = list(pool.map(lambda e: post(stack, e), event_ids * 2))
     assert {r.status_code for r in retries} == {200}
     assert all(r.json()["duplicate"] and r.json()["incident_id"] for r in retries)
-    assert not _claims(stack) and _spooled(stack["spool"]) == 0  # the database answered
+    assert not _claims(stack) and spooled(stack["spool"]) == 0  # the database answered
     # Nothing unscrubbed was stored: the processor scrubbed from the spool as it stores.
     [incident] = requests_incident(stack, event_ids[0])
     assert "CUDA out of memory" in incident["message"] and OPENAI_KEY not in json.dumps(incident)
@@ -189,8 +127,8 @@ def test_sigkill_of_web_and_processor_loses_nothing_and_stores_once(stack):
     assert [a.status_code for a in answers] == [202] * 40, answers[0].text[:300]
     retried = post(stack, event_ids[0])
     assert (retried.status_code, retried.json()["duplicate"]) == (200, True)
-    assert _inbox_rows(stack["uri"]) == 0 and stored(stack["uri"], event_ids) == {}
-    _kill_group(stack["web"])  # after its answers: what it acknowledged is in the files
+    assert inbox_rows(stack["uri"]) == 0 and stored(stack["uri"], event_ids) == {}
+    kill_group(stack["web"])  # after its answers: what it acknowledged is in the files
 
     first = stack["start_processor"]("--batch", "3")  # a transaction per 3 records
     wait_for(lambda: len(stored(stack["uri"], event_ids)) >= 3, 60, 0.01)
@@ -201,7 +139,7 @@ def test_sigkill_of_web_and_processor_loses_nothing_and_stores_once(stack):
     assert set(found.values()) == {1}  # exactly once each
     wait_for(lambda: not list(stack["spool"].glob("*.spool")), 30, 0.2)
     wait_for(lambda: not _claims(stack), 30, 0.2)
-    assert _inbox_rows(stack["uri"]) == 0
+    assert inbox_rows(stack["uri"]) == 0
 
     stack["start_web"]()  # a retry after all that: the database answers 200
     again = post(stack, event_ids[-1])

@@ -9,106 +9,28 @@ retry of a spooled event is stored once; the inbox's bound counts spooled events
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-import psycopg
 import pytest
-import requests
 
-from tests.integration.test_spool_outage import SETUP, Served, post_envelope, stored
-from tests.support.gunicorn import free_port
-from tests.support.processes import python, wait_for
-from webapp.supervisor import gunicorn_argv
+from tests.integration.test_spool_outage import post_envelope, stored
+from tests.support.processes import wait_for
+from tests.support.spool_first_stack import inbox_rows, kill_group, spool_first_stack, spooled
 
 pytestmark = pytest.mark.timeout(300)
 
 
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=2).status_code == 200
-    except requests.RequestException:
-        return False
-
-
 @pytest.fixture
 def stack(tmp_path):
-    """A cluster of its own; gunicorn spooling Sentry events first; no processor yet
-    (`start_processor` starts one)."""
-    data = tmp_path / "data"
-    base_env = {"RCA_DATA_DIR": str(data), "SECRET_KEY": "spool-first-" + "x" * 40}
-    uri = python(base_env, "-c", "from webapp import embedded; print(embedded.database_url())")
-    env = {
-        **base_env,
-        "DATABASE_URL": uri.strip().splitlines()[-1],
-        "CELERY_BROKER_URL": "memory://",  # analyses are not this test's subject
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
-        "RCA_INBOX_POLL": "0.5",
-        "RCA_INGEST_INLINE": "false",
+    """Gunicorn spooling Sentry events first; no processor yet (`start_processor`)."""
+    settings = {
         "RCA_SENTRY_SPOOL_FIRST": "true",
         "RCA_INBOX_MAX_ROWS": "60",
         "RCA_INBOX_BOUND_CHECK_MS": "0",
     }
-    (tmp_path / "metrics").mkdir()
-    started: list[Served] = []
-
-    def start_processor(*args: str) -> Served:
-        proc = Served(
-            [sys.executable, "manage.py", "process_inbox", *args],
-            tmp_path / f"processor-{len(started)}.log",
-            env,
-            "processing the inbox",
-        )
-        started.append(proc)
-        proc.wait_ready()
-        return proc
-
-    try:
-        python(env, "manage.py", "migrate", "--no-input", "-v", "0")
-        ids = json.loads(python(env, "manage.py", "shell", "-c", SETUP).strip().splitlines()[-1])
-        port = free_port()
-        web = Served(
-            gunicorn_argv(port, "--log-level", "info"), tmp_path / "web.log", env, "Booting worker"
-        )
-        started.append(web)
-        web.wait_ready()
-        wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), 30)
-        yield {
-            **ids,
-            "url": f"http://127.0.0.1:{port}",
-            "uri": env["DATABASE_URL"],
-            "spool": data / "spool",
-            "web": web,
-            "start_processor": start_processor,
-        }
-    finally:
-        for proc in started:
-            proc.stop()
-        python(base_env, "-c", "from webapp import embedded; embedded.stop()")
-
-
-def _inbox_rows(uri: str) -> int:
-    with psycopg.connect(uri) as conn:
-        row = conn.execute("SELECT count(*) FROM ingest_inboxitem").fetchone()
-    return int(row[0]) if row else 0
-
-
-def _spooled(spool: Path) -> int:
-    return sum(f.read_bytes().count(b"\n") for f in spool.glob("*.spool"))
-
-
-def _kill_group(proc: Served) -> None:
-    """SIGKILL the process and its children (gunicorn's workers): no cleanup of any kind."""
-    pid = proc.proc.pid
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    for p in [pid, *map(int, children)]:
-        os.kill(p, signal.SIGKILL)
-    proc.proc.wait(10)
+    with spool_first_stack(tmp_path, "spool-first", settings) as stack:
+        yield stack
 
 
 def test_spooled_events_survive_sigkill_of_web_and_processor_and_are_stored_once(stack):
@@ -121,10 +43,10 @@ def test_spooled_events_survive_sigkill_of_web_and_processor_and_are_stored_once
     assert retried.status_code == 200 and retried.json()["id"] == event_ids[0]
 
     # Nothing was written to the database: no inbox row, nothing stored or visible yet.
-    assert _inbox_rows(stack["uri"]) == 0
+    assert inbox_rows(stack["uri"]) == 0
     assert stored(stack["uri"], event_ids) == {}
-    assert _spooled(stack["spool"]) == 41
-    _kill_group(stack["web"])  # after its answers: what it acknowledged is in the files
+    assert spooled(stack["spool"]) == 41
+    kill_group(stack["web"])  # after its answers: what it acknowledged is in the files
 
     first = stack["start_processor"]("--batch", "3")  # a transaction per 3 records
     wait_for(lambda: len(stored(stack["uri"], event_ids)) >= 3, 60, 0.01)
@@ -139,7 +61,7 @@ def test_spooled_events_survive_sigkill_of_web_and_processor_and_are_stored_once
     found = wait_for(all_stored, 60, 0.2)
     assert set(found.values()) == {1}  # exactly once each, the retry included
     wait_for(lambda: not list(stack["spool"].glob("*.spool")), 30, 0.2)
-    assert _inbox_rows(stack["uri"]) == 0
+    assert inbox_rows(stack["uri"]) == 0
 
 
 def test_spooled_events_count_toward_the_inbox_bound(stack):
@@ -150,7 +72,7 @@ def test_spooled_events_count_toward_the_inbox_bound(stack):
     refused = post_envelope(stack, uuid.uuid4().hex)
     assert refused.status_code == 429, refused.text[:300]
     assert int(refused.headers["Retry-After"]) > 0
-    assert _spooled(stack["spool"]) == 61
+    assert spooled(stack["spool"]) == 61
     stack["start_processor"]()
     wait_for(lambda: not list(stack["spool"].glob("*.spool")), 60, 0.2)
     assert post_envelope(stack, uuid.uuid4().hex).status_code == 200
