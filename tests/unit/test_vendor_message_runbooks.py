@@ -1,7 +1,8 @@
 """Vendor error messages route to the runbook written for their kind (issue 16 item 5).
 
-Each runbook below covers a failure kind the corpus lacked, written from the vendors' own
-documentation and Q&A pages (their ``sources``). For every kind, the error as the library
+Each runbook below covers a failure kind the corpus lacked (or is an existing runbook given the
+vendor's wording of its kind), written from the vendors' own documentation and Q&A pages (their
+``sources``). For every kind, the error as the library
 prints it, sent as a bare incident, must be found first over the whole bundled corpus by
 lexical retrieval (BM25 and the signal prior; no embedding model in unit tests), and the
 offline provider, given what retrieval found, must suggest that runbook's fix in the
@@ -139,6 +140,66 @@ WORDINGS: dict[str, tuple[tuple[str, str], ...]] = {
         ),
         ("ValueError", "Unable to create dataset (name already exists)"),
     ),
+    # Kinds the fresh dev file cases-ae showed missing, and vendor wordings of existing kinds.
+    "triton-kernel-out-of-resources": (
+        (
+            "triton.runtime.autotuner.OutOfResources",
+            "out of resource: shared memory, Required: 196608, Hardware limit: 101376."
+            " Reducing block sizes or `num_stages` may help.",
+        ),
+    ),
+    "triton-kernel-pointer-device": (
+        ("ValueError", "Pointer argument (at 2) cannot be accessed from Triton (cpu tensor?)"),
+    ),
+    "windows-native-dll-load-failed": (
+        (
+            "ImportError",
+            "DLL load failed while importing onnxruntime_pybind11_state: The specified module"
+            " could not be found.",
+        ),
+        (
+            "OSError",
+            "[WinError 126] The specified module could not be found. Error loading"
+            ' "C:\\Python310\\lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.',
+        ),
+    ),
+    "onnxruntime-cpu-memory-arena": (
+        (
+            "none (memory growth)",
+            "ONNX Runtime memory usage keeps growing with every InferenceSession.run() on CPU",
+        ),
+    ),
+    "flax-param-shape-mismatch": (
+        (
+            "flax.errors.ScopeParamShapeError",
+            "Initializer expected to generate shape (444, 256) but got shape (472, 256) instead"
+            ' for parameter "kernel" in "/Dense_0".',
+        ),
+    ),
+    "peft-merge-unload-not-peft-model": (
+        ("AttributeError", "'MistralForCausalLM' object has no attribute 'merge_and_unload'"),
+    ),
+    "keras-h5py3-string-decode": (("AttributeError", "'str' object has no attribute 'decode'"),),
+    "torch-embedding-weight-shape": (("RuntimeError", "'weight' must be 2-D"),),
+    "tensorrt-python-package-missing": (("ModuleNotFoundError", "No module named 'tensorrt'"),),
+    "zero3-checkpoint-consolidation": (
+        (
+            "deepspeed.runtime.zero.utils.ZeRORuntimeException",
+            "The checkpoint being loaded used a DP world size of 8 but the current world size is"
+            " 16. Automatic adjustment of ZeRO's optimizer state partitioning with a new world"
+            " size is not currently supported.",
+        ),
+    ),
+    "tgi-shard-cannot-start": (
+        ("Error", "Download process was signaled to shutdown with signal 7"),
+    ),
+    "attention-flash-attention-unavailable": (
+        (
+            "warning (logging)",
+            "WARNING text_generation_launcher: Could not import Flash Attention enabled models:"
+            " GPU with CUDA capability 7 0 is not supported",
+        ),
+    ),
 }
 
 #: slug -> words every wording's suggested action holds (the documented fix's own terms).
@@ -158,6 +219,19 @@ ACTION_TERMS: dict[str, tuple[str, ...]] = {
     "jax-distributed-initialize-order": ("jax.distributed.initialize()",),
     "triton-client-shared-memory": ("--ipc=host",),
     "keras-duplicate-layer-names": ("name",),
+    # Kinds the fresh dev file cases-ae showed missing, and vendor wordings of existing kinds.
+    "triton-kernel-out-of-resources": ("num_stages",),
+    "triton-kernel-pointer-device": ("torch.cuda.device",),
+    "windows-native-dll-load-failed": ("Visual C++ Redistributable",),
+    "onnxruntime-cpu-memory-arena": ("enable_cpu_mem_arena = False",),
+    "flax-param-shape-mismatch": ("configuration",),
+    "peft-merge-unload-not-peft-model": ("PeftModel",),
+    "keras-h5py3-string-decode": ("Keras",),
+    "torch-embedding-weight-shape": ("F.embedding(indices, weight)",),
+    "tensorrt-python-package-missing": ("pip install tensorrt",),
+    "zero3-checkpoint-consolidation": ("zero_to_fp32",),
+    "tgi-shard-cannot-start": ("--shm-size",),
+    "attention-flash-attention-unavailable": ("Ignore",),
 }
 
 #: slug -> errors of other kinds that the new runbook's signals must leave alone.
@@ -185,6 +259,36 @@ LOOK_ALIKES: dict[str, tuple[str, ...]] = {
     "jax-distributed-initialize-order": (
         "RuntimeError: Default process group has not been initialized, please make sure to call"
         " init_process_group.",
+    ),
+    # Kinds the fresh dev file cases-ae showed missing, and vendor wordings of existing kinds.
+    "triton-kernel-out-of-resources": (
+        "RuntimeError: DataLoader worker (pid 123) is killed by signal: Bus error. It is possible"
+        " that dataloader's workers are out of shared memory.",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    ),
+    "triton-kernel-pointer-device": (
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two"
+        " devices, cuda:0 and cpu!",
+    ),
+    "windows-native-dll-load-failed": (
+        "ImportError: cannot import name 'soft_unicode' from 'markupsafe'",
+        "OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+    ),
+    "onnxruntime-cpu-memory-arena": (
+        "BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size"
+        " 1073741824",
+    ),
+    "flax-param-shape-mismatch": (
+        "ValueError: Incompatible shapes for broadcasting: shapes=[(1, 128), (64,)]",
+    ),
+    "peft-merge-unload-not-peft-model": (
+        "AttributeError: 'LlamaForCausalLM' object has no attribute 'module'",
+    ),
+    "keras-h5py3-string-decode": ("AttributeError: 'str' object has no attribute 'shape'",),
+    "torch-embedding-weight-shape": ("IndexError: index out of range in self",),
+    "tensorrt-python-package-missing": (
+        "ModuleNotFoundError: No module named 'tensorrt_llm'",
+        "ModuleNotFoundError: No module named 'torch_tensorrt'",
     ),
 }
 
