@@ -29,6 +29,7 @@ NINTH_HOLDOUT = "cases-x.jsonl"
 TENTH_HOLDOUT = "cases-z.jsonl"
 ELEVENTH_HOLDOUT = "cases-ab.jsonl"
 TWELFTH_HOLDOUT = "cases-ad.jsonl"
+THIRTEENTH_HOLDOUT = "cases-af.jsonl"
 FRESH_HOLDOUTS = {
     "holdout2",
     "holdout3",
@@ -41,9 +42,10 @@ FRESH_HOLDOUTS = {
     "holdout10",
     "holdout11",
     "holdout12",
+    "holdout13",
 }
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
-# Framework groups of issue 16; the second to twelfth holdouts cover each of them.
+# Framework groups of issue 16; the second to thirteenth holdouts cover each of them.
 GROUPS = {
     "pytorch": {"pytorch"},
     "tf/keras": {"tensorflow", "keras"},
@@ -351,5 +353,24 @@ def test_the_twelfth_holdout_is_its_own_file_and_covers_every_group():
     elsewhere = [c["id"] for n, _, c in CASES if n != TWELFTH_HOLDOUT and c["split"] == "holdout12"]
     assert not elsewhere, f"holdout12 lines outside {TWELFTH_HOLDOUT}: {elsewhere}"
     per_group = {g: sum(c["framework"] in fws for c in twelfth) for g, fws in GROUPS.items()}
+    thin = {g: n for g, n in per_group.items() if n < 3}
+    assert not thin, f"framework groups with fewer than 3 cases: {thin}"
+
+
+def test_the_thirteenth_holdout_is_its_own_file_and_covers_every_group():
+    """cases-af.jsonl is a thirteenth fresh holdout (issue 16), built like cases-ad but from
+    Q&A and troubleshooting pages: only `holdout13` lines, `raf` ids, and `holdout13`
+    appears nowhere else."""
+    if not (REALWORLD_DIR / THIRTEENTH_HOLDOUT).exists():
+        pytest.skip(f"{THIRTEENTH_HOLDOUT} not present")
+    thirteenth = [case for name, _, case in CASES if name == THIRTEENTH_HOLDOUT]
+    assert len(thirteenth) >= 44
+    assert all(case["split"] == "holdout13" for case in thirteenth)
+    assert all(case["id"].startswith("raf") for case in thirteenth)
+    elsewhere = [
+        c["id"] for n, _, c in CASES if n != THIRTEENTH_HOLDOUT and c["split"] == "holdout13"
+    ]
+    assert not elsewhere, f"holdout13 lines outside {THIRTEENTH_HOLDOUT}: {elsewhere}"
+    per_group = {g: sum(c["framework"] in fws for c in thirteenth) for g, fws in GROUPS.items()}
     thin = {g: n for g, n in per_group.items() if n < 3}
     assert not thin, f"framework groups with fewer than 3 cases: {thin}"
