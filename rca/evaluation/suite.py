@@ -52,6 +52,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "aa",
         "ac",
         "ae",
+        "ag",
     )
 )
 
