@@ -1,8 +1,10 @@
-"""Library wordings of three failure kinds route to the runbook written for them (issue 16).
+"""Library wordings of four failure kinds route to the runbook written for them (issue 16).
 
 flash-attn's compiled module loaded against another torch (``flash-attn-undefined-symbol``,
 from the flash-attention installation notes and its ``setup.py`` build switches), the older
-transformers wording of the missing padding token (``tokenizer-pad-token-missing``) and the
+transformers wording of the missing padding token (``tokenizer-pad-token-missing``), PEFT's
+LoRA target names per architecture (``peft-target-modules-not-found``, from PEFT's defaults
+per model type: the fix names the fused projections, not only "this model's names") and the
 start-up check of NVIDIA's NGC containers for the host driver (``cuda-driver-too-old``, from
 the containers' release notes). Each wording, sent as a bare incident, must be found first
 over the whole bundled corpus by lexical retrieval (BM25 and the signal prior; unit tests load
@@ -58,6 +60,13 @@ WORDINGS: dict[str, tuple[tuple[str, str], ...]] = {
             " or add a new pad token via `tokenizer.add_special_tokens({'pad_token': '[PAD]'})`.",
         ),
     ),
+    "peft-target-modules-not-found": (
+        (
+            "ValueError",
+            "Target modules ['q_proj', 'v_proj'] not found in the base model. Please check the"
+            " target modules and try again.",
+        ),
+    ),
     "cuda-driver-too-old": (
         (
             "none (container start-up error)",
@@ -71,6 +80,7 @@ WORDINGS: dict[str, tuple[tuple[str, str], ...]] = {
 ACTION_TERMS: dict[str, tuple[str, ...]] = {
     "flash-attn-undefined-symbol": ("flash-attn", "--no-build-isolation", "--no-cache-dir"),
     "tokenizer-pad-token-missing": ("tokenizer.pad_token = tokenizer.eos_token",),
+    "peft-target-modules-not-found": ("target_modules", "query_key_value", "W_pack", "c_attn"),
     "cuda-driver-too-old": ("driver",),
 }
 
