@@ -109,7 +109,9 @@ def _shape_facts(diff: ShapeDiff) -> set[str]:
     ):
         facts.add("same-elements-other-rank")
     if diff.get("op") == "conv" and len(expected) > 2 and len(actual) == len(expected):
-        need, got = expected[1], actual[1]
+        # Channels sit at dim 1 of a batch, at dim 0 of one unbatched sample: the dim that differs.
+        at = 0 if expected[1] == actual[1] and expected[0] != actual[0] else 1
+        need, got = expected[at], actual[at]
         if need == 3 and got == 1:
             facts.add("grayscale-input")
         elif need == 3 and got == 4:

@@ -211,6 +211,19 @@ def _context(context: Mapping[str, Any], found: _Found) -> None:
                     found.value(role, attr, raw[:200])
 
 
+def _unbatched_conv(diff: ShapeDiff) -> bool:
+    """A conv diff read as one unbatched sample (its channels at dim 0: ``expected
+    input[64, 28, 28] to have 1 channels, but got 64``): PyTorch takes that rank or one
+    more, so the expected shape fixes neither the rank nor where the channels are."""
+    expected, actual = diff.get("expected") or [], diff.get("actual") or []
+    return (
+        diff.get("op") == "conv"
+        and len(expected) == len(actual) > 1
+        and expected[0] != actual[0]
+        and list(expected[1:]) == list(actual[1:])
+    )
+
+
 def read_shown_tensors(
     message: str,
     logs: Sequence[str] = (),
@@ -225,10 +238,12 @@ def read_shown_tensors(
     for diff in list(shape_diff)[:_MAX_ITEMS]:
         role = role_of(str(diff.get("tensor") or "input"))
         actual, expected = diff.get("actual"), diff.get("expected")
+        # An unbatched conv takes this rank or one more: its expected shape fixes no rank.
+        fixed = isinstance(expected, list) and not _unbatched_conv(diff)
         found.add(
             role,
             shape=tuple(actual) if isinstance(actual, list) else None,
-            expected=tuple(expected) if isinstance(expected, list) else None,
+            expected=tuple(expected) if fixed else None,
         )
     _context(inference_context or {}, found)
     return found.tensors
