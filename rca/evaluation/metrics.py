@@ -186,10 +186,21 @@ def format_corpora(
 # --------------------------------------------------------------------------- suggestions
 
 
+#: Quote marks are formatting, not words: runbooks write "Upgrade `jax`" where a case's
+#: keyword says "upgrade jax". Dropped from both sides before matching, so a step is
+#: never reworded (quotes removed) only to meet the metric.
+_QUOTE_MARKS = str.maketrans("", "", "`'\"\u2018\u2019\u201c\u201d")
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.lower().translate(_QUOTE_MARKS).split())
+
+
 def keyword_hit(text: str, keywords: Sequence[str]) -> bool:
-    """Whether ``text`` contains any of ``keywords`` (case-insensitive substring)."""
-    lowered = text.lower()
-    return any(str(k).lower() in lowered for k in keywords if str(k).strip())
+    """Whether ``text`` contains any of ``keywords``: a case-insensitive substring once
+    quote marks are dropped and runs of whitespace are one space on both sides."""
+    plain = _plain(text)
+    return any(_plain(str(k)) in plain for k in keywords if _plain(str(k)))
 
 
 @dataclass(frozen=True)
