@@ -94,6 +94,15 @@ FACTS: dict[str, str] = {
         " expected): adding an axis makes it worse"
     ),
     "input-lacks-axis": "the input has fewer axes than the layer accepts",
+    "batch-axis-present": (
+        "the input lacks an axis but the shape shown already has its batch axis: a new leading"
+        " (batch) axis leaves every axis one place off"
+    ),
+    "channel-axis-missing": "the input has its batch axis and lacks the channel (feature) axis",
+    "generation-does-not-stop": "generation runs to the maximum length: EOS is never produced",
+    "pad-shares-eos-id": "the pad token and the EOS token already share one id",
+    "int64-refused": "the message says 64-bit integer (int64) inputs are refused",
+    "signal-other-than-bus": "the message names the signal that killed the process: not SIGBUS",
     "grayscale-input": "a convolution expecting 3 input channels got 1",
     "rgba-input": "a convolution expecting 3 input channels got 4",
     "channels-last-input": "a convolution got its channels in the last axis",

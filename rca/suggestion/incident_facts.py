@@ -22,7 +22,9 @@ from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
+from rca.suggestion.axis_position import axis_position_facts
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
+from rca.suggestion.int64_refused import int64_facts
 from rca.suggestion.layer_width import layer_width_facts
 from rca.suggestion.loaded_file import loaded_file_facts
 from rca.suggestion.oom_figures import (
@@ -31,8 +33,10 @@ from rca.suggestion.oom_figures import (
     memory_facts,
     read_oom_figures,
 )
+from rca.suggestion.pad_eos import pad_eos_facts
 from rca.suggestion.platform_facts import platform_facts
 from rca.suggestion.rank_direction import rank_facts
+from rca.suggestion.signal_names import signal_facts
 from rca.suggestion.state_dict_keys import key_facts, key_prefix
 from rca.suggestion.version_pairs import version_facts
 
@@ -137,6 +141,9 @@ def incident_facts(
     for diff in diffs[:2]:
         facts |= _shape_facts(diff)
     facts |= layer_width_facts(diffs, frames) | loaded_file_facts([message, *logs])
+    facts |= axis_position_facts(message, diffs)  # the batch axis there, the channel missing
+    shown = [message, *logs]
+    facts |= pad_eos_facts(shown, code) | int64_facts(shown) | signal_facts(shown)
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")

@@ -6,7 +6,11 @@ format and grounding it checks harm: a suggestion whose premise the incident con
 (:mod:`rca.suggestion.premises`), that changes a layer's input width when the shapes say
 the input is wrong (:mod:`rca.suggestion.checks.layer_resize`), that re-points a file's path
 when the loader found the file and rejected its contents
-(:mod:`rca.suggestion.checks.file_location`) or that carries an unfilled template fails,
+(:mod:`rca.suggestion.checks.file_location`), that adds a batch axis the input already has
+(:mod:`~rca.suggestion.checks.leading_axis`), reuses EOS as pad when that stops generation
+from ending (:mod:`~rca.suggestion.checks.pad_eos`), casts to int64 when int64 is refused
+(:mod:`~rca.suggestion.checks.int64_cast`), raises shared memory for a bus error the message
+does not show (:mod:`~rca.suggestion.checks.bus_error`) or that carries an unfilled template fails,
 whoever wrote it; the pipeline then stores it marked invalid rather than as
 a trusted fix. The heuristics lean lenient on what counts as a code location or a
 dimension: a false alarm costs a re-ask and maybe the offline fallback, while what we want
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rca.corpus.sentences import first_sentence_end
 from rca.suggestion.checks import MAX_SCAN_CHARS
 from rca.suggestion.checks.added_axis import added_axis_violations
+from rca.suggestion.checks.bus_error import bus_error_violations
 from rca.suggestion.checks.code_locations import (
     code_locations,
     stack_path_match,
@@ -37,7 +42,10 @@ from rca.suggestion.checks.dimensions import (
     unknown_dim_share,
 )
 from rca.suggestion.checks.file_location import location_violations
+from rca.suggestion.checks.int64_cast import int64_violations
 from rca.suggestion.checks.layer_resize import resize_violations
+from rca.suggestion.checks.leading_axis import leading_axis_violations
+from rca.suggestion.checks.pad_eos import pad_eos_violations
 from rca.suggestion.checks.placeholders import template_remnants
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
 from rca.suggestion.premises import Premises, premise_complaints, read_premises
@@ -230,6 +238,10 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
     contradicted += resize_violations(draft.action or "", premises.facts, ctx.shape_diff)
     contradicted += added_axis_violations(draft.action or "", premises.facts)
     contradicted += location_violations(draft.action or "", premises.facts)
+    contradicted += leading_axis_violations(draft.action or "", premises.facts)
+    contradicted += pad_eos_violations(draft.action or "", premises.facts)
+    contradicted += int64_violations(draft.action or "", premises.facts)
+    contradicted += bus_error_violations(draft.action or "", draft.reason or "", premises.facts)
     complaints.extend(contradicted)
     return Validation(
         format_ok=is_formatted,
