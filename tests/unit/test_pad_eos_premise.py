@@ -12,19 +12,22 @@ still gets pad = eos.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rca.corpus.step_metadata import FACTS, remediation_with_metadata
 from rca.suggestion.checks.pad_eos import pad_eos_violations, sets_pad_to_eos
 from rca.suggestion.pad_eos import NEVER_STOPS, SHARES_ID, pad_eos_facts
-from rca.suggestion.premises import read_premises
+from rca.suggestion.premises import contradictions, read_premises
 from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.providers.step_ranking import rank_steps
 from rca.suggestion.validation import validate
 from tests.support.evidence import message_context
 
+RUNBOOKS = Path(__file__).resolve().parents[2] / "rca" / "runbooks"
 PAD_MISSING = ("tokenizer-pad-token-missing", 0.9)
 PADDING = ("seq-too-long-padding-shape", 0.9)
 VOCAB = ("embedding-index-vocab-resize", 0.9)
@@ -106,6 +109,19 @@ def test_pad_eos_is_never_the_action(message, logs, facts, runbook):
     assert not [a for a in actions if pad_eos_violations(a, facts)], actions
     suggestion = OfflineProvider().suggest(ctx)
     assert not pad_eos_violations(suggestion.action, facts), suggestion.action
+
+
+@pytest.mark.parametrize(("message", "logs", "facts"), STOPS_NOT[:2] + STOPS_NOT[4:6])
+def test_the_tokenizer_runbook_states_which_step_the_symptom_rules_out(message, logs, facts):
+    """Its step conditions, not validation alone: the ranking and the LLM prompt read them."""
+    body = (RUNBOOKS / f"{PAD_MISSING[0]}.md").read_text(encoding="utf-8")
+    (reuse, reuse_meta), (dedicated, dedicated_meta) = remediation_with_metadata(body)[:2]
+    premises = read_premises(message_context(message, PAD_MISSING, logs=logs))
+    shown = [f"the incident shows {FACTS[fact]}" for fact in sorted(facts)]
+    assert set(shown) <= set(contradictions(reuse_meta, premises, reuse)), reuse
+    assert not contradictions(dedicated_meta, premises, dedicated), dedicated
+    suggestion = OfflineProvider().suggest(message_context(message, PAD_MISSING, logs=logs))
+    assert "add_special_tokens" in suggestion.action, suggestion.action
 
 
 @pytest.mark.parametrize(("message", "logs"), NEITHER[:3])
