@@ -1,0 +1,57 @@
+"""The three checks a vendor-message test file makes, shared so that each file is a table of
+documented wordings and nothing else.
+
+A wording is the error as the vendor's troubleshooting, FAQ or migration page prints it; its
+fix terms are the words of the fix that page documents. Routing is lexical only
+(:mod:`tests.support.vendor_routing`): a runbook must be found by the words its vendor prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rca.corpus.files import match_signals
+from rca.suggestion.validation import validate
+from tests.support.evidence import bundled_runbooks
+from tests.support.vendor_routing import route_message
+
+
+@dataclass(frozen=True)
+class Wording:
+    """One documented message: the runbook it must reach and the fix its action must name."""
+
+    slug: str
+    error_type: str
+    message: str
+    fix_terms: tuple[str, ...]
+
+    @property
+    def test_id(self) -> str:
+        return f"{self.slug}:{self.message[:40]}"
+
+
+def check_routes_to_its_fix(wording: Wording) -> None:
+    """Found first over the whole bundled corpus, cited by the offline provider, its action
+    naming every fix term, and the suggestion valid."""
+    found, ctx, draft = route_message(wording.error_type, wording.message)
+    assert found[0].slug == wording.slug, [r.slug for r in found]
+    assert draft.runbook == wording.slug, (draft.runbook, draft.action)
+    missing = [t for t in wording.fix_terms if t not in draft.action]
+    assert not missing, (missing, draft.action)
+    check = validate(draft, ctx)
+    assert check.ok, check.complaints
+
+
+def check_look_alike_unmatched(slug: str, text: str) -> None:
+    """An error of another kind does not match the runbook's signals."""
+    matched = match_signals(bundled_runbooks()[slug], text)
+    assert not matched, (slug, matched, text)
+
+
+def check_cites_sources(slugs: set[str]) -> None:
+    """Every runbook cites public https sources and has signals."""
+    runbooks = bundled_runbooks()
+    for slug in sorted(slugs):
+        rb = runbooks[slug]
+        assert rb.sources and all(s.startswith("https://") for s in rb.sources), slug
+        assert rb.signals, slug
