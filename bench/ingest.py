@@ -61,6 +61,9 @@ BATCH_N = int(os.environ.get("BENCH_BATCH_N", "10000"))
 PACED_RATE = float(os.environ.get("BENCH_PACED_RATE", "50"))
 PACED_N = int(os.environ.get("BENCH_PACED_N", "250"))
 STORM = os.environ.get("BENCH_STORM", "1") != "0"  # 0: skip the storm (minutes) while iterating
+# Extra gunicorn options after make run's (the last --workers/--threads wins), e.g.
+# BENCH_GUNICORN="--workers 3 --threads 2": another shape of the web server, floor included.
+GUNICORN = os.environ.get("BENCH_GUNICORN", "").split()
 WARM = 50  # incidents sent before timing each path: connections, caches
 
 
@@ -88,9 +91,9 @@ class Stack:
         self.port = _env.free_port()
         env = {**os.environ, "RCA_RATE_LIMIT_PER_MINUTE": "6000000"}
         env |= {"RCA_RATE_LIMIT_BURST": "100000", "RCA_INGEST_INLINE": "false"}
-        web = gunicorn_argv(self.port)  # 2 workers x 4 threads
+        web = [*gunicorn_argv(self.port), "--log-level", "warning", *GUNICORN]
         self.procs = [
-            subprocess.Popen([*web, "--log-level", "warning"], cwd=_env.REPO, env=env),
+            subprocess.Popen(web, cwd=_env.REPO, env=env),
             subprocess.Popen(
                 [sys.executable, "manage.py", "process_inbox"],
                 cwd=_env.REPO,
@@ -298,7 +301,8 @@ def main() -> None:
     batched = payloads(BATCH_N + warm_requests(BATCH) * BATCH)
     print(
         f"{os.cpu_count()} cores, load average {load_start} at start;"
-        f" gunicorn 2 workers x 4 threads and one inbox processor, {CLIENTS} client threads"
+        f" gunicorn {' '.join(gunicorn_argv(0)[-6:] + GUNICORN)} and one inbox processor,"
+        f" {CLIENTS} client threads"
         " (http.client), same machine, embedded broker (make run's default);"
         f" {N} requests per path one incident each, {BATCH_N} incidents in batches of {BATCH}"
     )
@@ -380,6 +384,7 @@ def main() -> None:
                 "storm_incidents": storm["storm_incidents"],
                 "storm_issues": storm["storm_issues"],
                 **latency,
+                "gunicorn": " ".join(gunicorn_argv(0)[-6:] + GUNICORN),
                 "cores": os.cpu_count(),
                 "load_start": load_start,
                 "load_end": load(),
