@@ -61,8 +61,7 @@ BATCH_N = int(os.environ.get("BENCH_BATCH_N", "10000"))
 PACED_RATE = float(os.environ.get("BENCH_PACED_RATE", "50"))
 PACED_N = int(os.environ.get("BENCH_PACED_N", "250"))
 STORM = os.environ.get("BENCH_STORM", "1") != "0"  # 0: skip the storm (minutes) while iterating
-# Extra gunicorn options after make run's (the last --workers/--threads wins), e.g.
-# BENCH_GUNICORN="--workers 3 --threads 2": another shape of the web server, floor included.
+# Extra gunicorn options after make run's, e.g. "--workers 3 --threads 2" (floor included).
 GUNICORN = os.environ.get("BENCH_GUNICORN", "").split()
 WARM = 50  # incidents sent before timing each path: connections, caches
 
@@ -302,8 +301,7 @@ def main() -> None:
     print(
         f"{os.cpu_count()} cores, load average {load_start} at start;"
         f" gunicorn {' '.join(gunicorn_argv(0)[-6:] + GUNICORN)} and one inbox processor,"
-        f" {CLIENTS} client threads"
-        " (http.client), same machine, embedded broker (make run's default);"
+        f" {CLIENTS} client threads (http.client), same machine, embedded broker (make run's);"
         f" {N} requests per path one incident each, {BATCH_N} incidents in batches of {BATCH}"
     )
     raw = bench_raw(batched)
