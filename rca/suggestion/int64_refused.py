@@ -18,16 +18,15 @@ time: RE2 (:mod:`ingest.linear_regex`) over capped lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.text_lines import first_lines
 
 __all__ = ["INT64_REFUSED", "int64_facts"]
 
 INT64_REFUSED = "int64-refused"
 
-_MAX_LINES = 800
-_MAX_LINE = 2000
 _I64 = r"(?:int64|INT64|Int64|i64|I64|torch\.int64|tf\.int64|np\.int64|64-bit integers?)"
 
 _REFUSED = linear(
@@ -58,20 +57,9 @@ _WANTED = linear(
 )
 
 
-def _lines(texts: Iterable[str]) -> list[str]:
-    lines: list[str] = []
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        lines.extend(line[:_MAX_LINE] for line in text.splitlines()[:_MAX_LINES])
-        if len(lines) >= _MAX_LINES:
-            break
-    return lines[:_MAX_LINES]
-
-
 def int64_facts(texts: Sequence[str]) -> set[str]:
     """:data:`INT64_REFUSED` when a line says int64 is refused and none that it is wanted."""
-    lines = _lines(texts)
+    lines = first_lines(texts)
     refused = any(_REFUSED.search(line) for line in lines)
     if refused and not any(_WANTED.search(line) for line in lines):
         return {INT64_REFUSED}

@@ -25,17 +25,16 @@ fails a suggestion that does in any wording. Linear time: RE2 over capped lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.text_lines import first_lines
 
 __all__ = ["NEVER_STOPS", "SHARES_ID", "pad_eos_facts"]
 
 NEVER_STOPS = "generation-does-not-stop"
 SHARES_ID = "pad-shares-eos-id"
 
-_MAX_LINES = 800
-_MAX_LINE = 2000
 
 _EOS = (
     r"(?:eos|EOS|end[- ]of[- ](?:sequence|text|turn)|</s>|<\|endoftext\|>|<\|eot_id\|>"
@@ -85,26 +84,15 @@ _ADVICE = linear(
 )
 
 
-def _lines(texts: Iterable[str]) -> list[str]:
-    lines: list[str] = []
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        lines.extend(line[:_MAX_LINE] for line in text.splitlines()[:_MAX_LINES])
-        if len(lines) >= _MAX_LINES:
-            break
-    return lines[:_MAX_LINES]
-
-
 def pad_eos_facts(texts: Sequence[str], code: Sequence[str] = ()) -> set[str]:
     """:data:`NEVER_STOPS` / :data:`SHARES_ID` from ``texts`` (message and log lines) and
     ``code`` (the frames' code lines and log lines, read for assignments only)."""
     facts: set[str] = set()
-    for line in _lines(texts):
+    for line in first_lines(texts):
         if _NEVER_STOPS.search(line):
             facts.add(NEVER_STOPS)
         if _SAME.search(line) and not _ADVICE.search(line):
             facts.add(SHARES_ID)
-    if any(_ASSIGNED.search(line) and not _ADVICE.search(line) for line in _lines(code)):
+    if any(_ASSIGNED.search(line) and not _ADVICE.search(line) for line in first_lines(code)):
         facts.add(SHARES_ID)
     return facts

@@ -31,15 +31,14 @@ pattern is linear-time (:mod:`ingest.linear_regex`) over capped lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.onnx_operators import STANDARD_DOMAINS, STANDARD_OPERATORS
+from rca.suggestion.text_lines import first_lines
 
 __all__ = ["platform_facts", "unregistered_operators"]
 
-_MAX_LINES = 800
-_MAX_LINE = 2000
 
 _SIGILL = linear(
     r"\billegal instruction\b|\bSIGILL\b|\btrap invalid opcode\b|\binvalid opcode\b"
@@ -74,15 +73,6 @@ _CUDA_WHEEL = linear(r"\b\d+\.\d+(?:\.\d+)?\+cu\d{2,3}\b")
 _NOT_AVAILABLE = linear(r"cuda\.is_available\(\)[^\n]{0,40}\bFalse\b", ignore_case=True)
 
 
-def _lines(texts: Iterable[str]) -> list[str]:
-    lines: list[str] = []
-    for text in texts:
-        lines.extend(line[:_MAX_LINE] for line in text.splitlines()[:_MAX_LINES])
-        if len(lines) >= _MAX_LINES:
-            break
-    return lines[:_MAX_LINES]
-
-
 def unregistered_operators(lines: Sequence[str]) -> list[str]:
     """The operators (``domain:Op`` or ``Op``) the lines say have no schema or kernel."""
     found: list[str] = []
@@ -102,7 +92,7 @@ def _is_custom(operator: str) -> bool:
 
 def platform_facts(texts: Sequence[str]) -> set[str]:
     """The platform facts the texts (message, frame lines, log lines) show."""
-    lines = _lines(texts)
+    lines = first_lines(texts)
     facts: set[str] = set()
     if any(_SIGILL.search(line) and not _GPU_ILLEGAL.search(line) for line in lines):
         facts.add("cpu-instruction-missing")

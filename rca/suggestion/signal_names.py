@@ -19,17 +19,16 @@ suggestion that raises shared memory for a bus error. Linear time: RE2 over capp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.text_lines import first_lines
 
 __all__ = ["BUS_SIGNAL", "OTHER_SIGNAL", "named_signals", "signal_facts"]
 
 BUS_SIGNAL = "SIGBUS"
 OTHER_SIGNAL = "signal-other-than-bus"
 
-_MAX_LINES = 800
-_MAX_LINE = 2000
 #: Linux signal numbers of the fatal signals a message names.
 _NUMBERS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
 _WORDS = {
@@ -61,21 +60,10 @@ _GPU_ILLEGAL = linear(
 )
 
 
-def _lines(texts: Iterable[str]) -> list[str]:
-    lines: list[str] = []
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        lines.extend(line[:_MAX_LINE] for line in text.splitlines()[:_MAX_LINES])
-        if len(lines) >= _MAX_LINES:
-            break
-    return lines[:_MAX_LINES]
-
-
 def named_signals(texts: Sequence[str]) -> set[str]:
     """The fatal signals (``SIGILL``, ``SIGBUS``, ...) the lines name."""
     found: set[str] = set()
-    for line in _lines(texts):
+    for line in first_lines(texts):
         if _GPU_ILLEGAL.search(line):
             continue
         found.update(f"SIG{m[1]}" for m in _NAME.finditer(line))
