@@ -8,6 +8,7 @@ fix terms are the words of the fix that page documents. Routing is lexical only
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rca.corpus.files import match_signals
@@ -33,11 +34,16 @@ class Wording:
 def check_routes_to_its_fix(wording: Wording) -> None:
     """Found first over the whole bundled corpus, cited by the offline provider, its action
     naming every fix term, and the suggestion valid."""
-    found, ctx, draft = route_message(wording.error_type, wording.message)
-    assert found[0].slug == wording.slug, [r.slug for r in found]
-    assert draft.runbook == wording.slug, (draft.runbook, draft.action)
-    missing = [t for t in wording.fix_terms if t not in draft.action]
-    assert not missing, (missing, draft.action)
+    check_routes(wording.slug, wording.error_type, wording.message, wording.fix_terms)
+
+
+def check_routes(slug: str, error_type: str, message: str, fix_terms: Iterable[str]) -> None:
+    """:func:`check_routes_to_its_fix` for a wording given as its parts."""
+    found, ctx, draft = route_message(error_type, message)
+    assert found[0].slug == slug, [r.slug for r in found]
+    assert draft.runbook == slug, (draft.runbook, draft.action)
+    missing = [t for t in fix_terms if t not in draft.action]
+    assert not missing, (missing, message, draft.action)
     check = validate(draft, ctx)
     assert check.ok, check.complaints
 

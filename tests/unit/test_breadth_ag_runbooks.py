@@ -29,6 +29,9 @@ from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.validation import validate
 from tests.support import vendor_routing
 from tests.support.evidence import bundled_runbooks
+from tests.support.vendor_checks import (
+    check_routes,
+)
 from tests.support.vendor_routing import route_message
 
 #: slug -> (error type, message) wordings of the kind.
@@ -204,12 +207,7 @@ NEW_RUNBOOKS = (
 def test_the_wording_routes_to_its_runbook_and_gets_its_fix(
     slug: str, wording: tuple[str, str]
 ) -> None:
-    found, ctx, draft = route_message(*wording)
-    assert found[0].slug == slug, [r.slug for r in found]
-    assert draft.runbook == slug, (draft.runbook, draft.action)
-    for term in ACTION_TERMS[slug]:
-        assert term in draft.action, (wording[1], draft.action)
-    assert validate(draft, ctx).ok, validate(draft, ctx).complaints
+    check_routes(slug, *wording, ACTION_TERMS[slug])
 
 
 @pytest.mark.parametrize(

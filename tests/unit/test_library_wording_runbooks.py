@@ -20,9 +20,10 @@ import dataclasses
 import pytest
 
 from rca.corpus.files import match_signals
-from rca.suggestion.validation import validate
 from tests.support.evidence import bundled_runbooks
-from tests.support.vendor_routing import route_message
+from tests.support.vendor_checks import (
+    check_routes,
+)
 
 #: slug -> (error type, message) as the libraries print them.
 WORDINGS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -131,12 +132,7 @@ _IDS = [f"{slug}-{i}" for i, (slug, _) in enumerate(_CASES)]
 def test_the_library_wording_routes_to_its_runbook_and_gets_its_fix(
     slug: str, wording: tuple[str, str]
 ) -> None:
-    found, ctx, draft = route_message(*wording)
-    assert found[0].slug == slug, [r.slug for r in found]
-    assert draft.runbook == slug, (draft.runbook, draft.action)
-    for term in ACTION_TERMS[slug]:
-        assert term in draft.action, (term, draft.action)
-    assert validate(draft, ctx).ok, validate(draft, ctx).complaints
+    check_routes(slug, *wording, ACTION_TERMS[slug])
 
 
 @pytest.mark.parametrize(

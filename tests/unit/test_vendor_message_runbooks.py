@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import pytest
 
-from rca.corpus.files import Runbook, match_signals
-from rca.suggestion.validation import validate
-from tests.support.evidence import bundled_runbooks
-from tests.support.vendor_routing import route_message
+from tests.support.vendor_checks import (
+    check_cites_sources,
+    check_look_alike_unmatched,
+    check_routes,
+)
 
 #: slug -> (error type, message) as the vendors print them.
 WORDINGS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -300,24 +301,15 @@ _IDS = [f"{slug}-{i}" for i, (slug, _) in enumerate(_CASES)]
 def test_the_vendor_message_routes_to_its_runbook_and_gets_its_fix(
     slug: str, wording: tuple[str, str]
 ) -> None:
-    found, ctx, draft = route_message(*wording)
-    assert found[0].slug == slug, [r.slug for r in found]
-    assert draft.runbook == slug, (draft.runbook, draft.action)
-    for term in ACTION_TERMS[slug]:
-        assert term in draft.action, (wording[1], draft.action)
-    assert validate(draft, ctx).ok, validate(draft, ctx).complaints
+    check_routes(slug, *wording, ACTION_TERMS[slug])
 
 
 @pytest.mark.parametrize(
     ("slug", "text"), [(s, t) for s, texts in LOOK_ALIKES.items() for t in texts]
 )
 def test_errors_of_other_kinds_do_not_match_the_new_signals(slug: str, text: str) -> None:
-    assert not match_signals(bundled_runbooks()[slug], text), text
+    check_look_alike_unmatched(slug, text)
 
 
 def test_each_new_runbook_cites_public_sources_and_has_signals() -> None:
-    runbooks: dict[str, Runbook] = bundled_runbooks()
-    for slug in WORDINGS:
-        rb = runbooks[slug]
-        assert rb.sources and all(s.startswith("https://") for s in rb.sources), slug
-        assert rb.signals, slug
+    check_cites_sources(set(WORDINGS))
