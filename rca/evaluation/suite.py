@@ -53,6 +53,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "ac",
         "ae",
         "ag",
+        "ah",
     )
 )
 
