@@ -214,7 +214,8 @@ FACTS: dict[str, str] = {
         " removed or deprecated it"
     ),
     "name-removed-by-release": (
-        "the message or logs say a release removed or deprecated the module's missing name"
+        "the message or logs say a release removed or deprecated the missing name (a module's"
+        " attribute, or a name that cannot be imported)"
     ),
     "extension-symbol-missing": (
         "a compiled extension under site-packages has an undefined symbol"

@@ -14,12 +14,19 @@ Three kinds of line say a library's API moved under the code that calls it:
   extension was built against another release of a library it links.
 - ``cannot import name 'X' from 'P'`` raised in another installed package's frame: that
   package is the caller, which may instead move to the release written for the installed P.
+  A binary that sits directly in ``site-packages`` (``flash_attn_2_cuda.cpython-310.so``)
+  is a module, not a package: it is named as a package only when a frame shows the package
+  that owns it, since pip knows it by another name.
 
 Whether a release *removed* the name is read from the wording of the message or logs
 ("removed", "deprecated", "no longer") or from the package's release notes kept as data
 (:mod:`.api_changes`); without either the direction is unknown and the runbook's step
-names both. What to do is written in the runbooks' steps, which name the
-values read here as placeholders and choose by these facts (``fits`` / ``unless``).
+names both. For an imported name the wording must name it on the same line: an import
+fails for one name, and another name's deprecation warning in the logs says nothing of it
+(a missing attribute or argument keeps its looser reading, unchanged here). The removal
+rules out "upgrade to a release that has it", the one harmful reading of such an import.
+What to do is written in the runbooks' steps, which name the values read here as
+placeholders and choose by these facts (``fits`` / ``unless``).
 """
 
 from __future__ import annotations
@@ -46,7 +53,10 @@ _MODULE_ATTRIBUTE = linear(
 )
 #: "cannot import name 'X' from 'P'": the importing package is the caller (the name itself,
 #: and which way P must move, is read by :mod:`rca.suggestion.version_pairs`).
-_IMPORT_NAME = linear(r"cannot import name ['\"`]\w+['\"`] from ['\"`](?P<module>[A-Za-z_][\w.]*)")
+_IMPORT_NAME = linear(
+    r"cannot import name ['\"`](?P<name>\w+)['\"`] from ['\"`](?P<module>[A-Za-z_][\w.]*)",
+    ignore_case=True,
+)
 _UNDEFINED_SYMBOL = linear(
     r"(?P<path>[^\s'\"]+\.(?:so|pyd|dylib)(?:\.[\w.]+)?)['\"]?:? undefined symbol:? \w+"
 )
@@ -55,6 +65,7 @@ _REMOVED = linear(
     r"\b(?:removed|deprecated|no longer (?:available|supported|exists?|accepted))\b",
     ignore_case=True,
 )
+_WORD = linear(r"\w+")
 _INSTALLED = ("site-packages", "dist-packages")
 _MAX_LINES = 400
 _MAX_LINE = 2000
@@ -69,7 +80,9 @@ class Drift:
     callee: str = ""
     package: str = ""  # the module a name is missing from (top-level package)
     missing_name: str = ""
-    extension_package: str = ""
+    imported_name: str = ""  # "cannot import name 'X'": X
+    extension_package: str = ""  # empty when only a module file shows, not its package
+    extension_module: str = ""  # the binary's package folder or module file under site-packages
     removed: bool = False
 
 
@@ -110,15 +123,33 @@ def _lines(texts: Sequence[str]) -> list[str]:
     return lines[: _MAX_LINES * 4]
 
 
+def _top_level_module(path: str) -> bool:
+    """Whether a binary sits directly in ``site-packages`` (a module file, not a package's)."""
+    parts = _parts(path)
+    return any(part in _INSTALLED and i == len(parts) - 2 for i, part in enumerate(parts))
+
+
 def _owning_package(module: str, frames: Sequence[Mapping[str, Any]]) -> str:
-    """The package a top-level extension module belongs to: a package whose frames the
-    traceback shows and whose name starts the module's (``flash_attn_2_cuda`` is loaded by
-    ``flash_attn``), else the module itself."""
+    """The package a top-level extension module belongs to, as the traceback shows it: a
+    package whose frames the traceback shows and whose name starts the module's
+    (``flash_attn_2_cuda`` is loaded by ``flash_attn``), or whose frame's line imports it
+    (``import selective_scan_cuda`` in ``mamba_ssm``). Empty when no frame shows one: the
+    module's name is not the name pip knows its package by, so it is no package to name."""
+    words = {module}
     for frame in reversed(frames):
         package = _frame_package(frame)
-        if package and package != module and module.startswith(package + "_"):
+        if not package or package == module:
+            continue
+        code = str(frame.get("context_line") or "")[:_MAX_LINE]
+        imports = code.lstrip().startswith(("import ", "from "))
+        if module.startswith(package + "_") or (imports and words & set(_WORD.findall(code))):
             return package
-    return module
+    return ""
+
+
+def _names_removal(name: str, lines: Sequence[str]) -> bool:
+    """Whether one line both names ``name`` (as a whole word) and says it was removed."""
+    return any(_REMOVED.search(line) and name in _WORD.findall(line) for line in lines)
 
 
 def read_drift(message: str, frames: Sequence[Mapping[str, Any]], logs: Sequence[str]) -> Drift:
@@ -142,16 +173,27 @@ def read_drift(message: str, frames: Sequence[Mapping[str, Any]], logs: Sequence
                 )
                 if caller:
                     found["caller_package"] = caller
-        if not found.get("caller_package") and (match := _IMPORT_NAME.search(line)):
+        if not found.get("imported_name") and (match := _IMPORT_NAME.search(line)):
+            found["imported_name"] = match.group("name")
             package = match.group("module").split(".")[0]
             caller = next(
                 (p for f in reversed(frames) if (p := _frame_package(f)) and p != package), ""
             )
             if caller:
-                found["caller_package"] = caller
-        match = None if found.get("extension_package") else _UNDEFINED_SYMBOL.search(line)
+                found.setdefault("caller_package", caller)
+        match = None if found.get("extension_module") else _UNDEFINED_SYMBOL.search(line)
         if match and (extension := installed_package(match.group("path"))):
-            found["extension_package"] = _owning_package(extension, frames)
+            found["extension_module"] = extension
+            top_level = _top_level_module(match.group("path"))
+            found["extension_package"] = (
+                _owning_package(extension, frames) if top_level else extension
+            )
+    if found.get("imported_name"):
+        code = [str(frame.get("context_line") or "") for frame in frames]
+        documented = documented_change(message, [*logs, *code])
+        found["removed"] = _names_removal(found["imported_name"], _lines([message, *logs])) or (
+            documented is not None and documented.direction == "downgrade"
+        )
     if found.get("argument") or found.get("missing_name"):
         found["removed"] = any(_REMOVED.search(line) for line in _lines([message, *logs]))
         code = [str(frame.get("context_line") or "") for frame in frames]
@@ -174,20 +216,27 @@ def drift_facts(drift: Drift) -> set[str]:
             facts.add("name-used-by-other-package")
         if drift.removed:
             facts.add("name-removed-by-release")
+    if drift.imported_name and drift.removed:
+        facts.add("name-removed-by-release")  # an import: rules out "upgrade to one with it"
     if (drift.argument or drift.missing_name) and not drift.removed:
         facts.add("removal-unstated")  # rules out the steps that assume a removal
-    if drift.extension_package:
+    if drift.extension_module:
         facts.add("extension-symbol-missing")
     return facts
 
 
 def drift_values(drift: Drift) -> dict[str, str]:
-    """The placeholder values (:data:`VALUE_NAMES`) the incident gives."""
+    """The placeholder values (:data:`VALUE_NAMES`) the incident gives. An extension module
+    whose package no frame shows is named as what it is (its name is not one pip knows),
+    so "Reinstall {extension-package}" stays true."""
+    extension = drift.extension_package or (
+        f"the package that ships `{drift.extension_module}`" if drift.extension_module else ""
+    )
     pairs = {
         "caller-package": drift.caller_package,
         "argument": drift.argument,
         "package": drift.package,
         "missing-name": drift.missing_name,
-        "extension-package": drift.extension_package,
+        "extension-package": extension,
     }
     return {name: value for name, value in pairs.items() if value}
