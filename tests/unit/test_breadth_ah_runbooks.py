@@ -2,17 +2,16 @@
 written for them from their libraries' documentation (issue 16).
 
 Each kind is one any project can hit: a Windows torch build without libuv asked for a libuv
-TCPStore, a `jax.vmap` `in_axes` that is not a prefix of the positional arguments, Keras 3
-refusing Keras 2 layer keywords, ONNX Runtime without a ConvInteger kernel for int8 weights
-and its exhaustive cuDNN search on the first run, a `Trainer.compute_loss` override older
-than the keywords transformers passes, a callback monitoring a metric that is never logged,
-a chat template that refuses the message roles, Orbax refusing a relative directory, FSDP
-loading weights on the meta device, TensorRT's parser meeting a uint8 tensor, and a paged
-bitsandbytes optimizer where CUDA unified memory paging is unavailable. The wordings are the
-libraries' own messages in other spellings than any one case (other layers, names, paths);
-each is sent as a bare incident through lexical retrieval and the offline provider: the
-runbook comes first and its action names the documented fix. Errors of other kinds must not
-match the new signals.
+TCPStore, Keras 3 refusing Keras 2 layer keywords, ONNX Runtime without a ConvInteger kernel
+for int8 weights and its exhaustive cuDNN search on the first run, a `Trainer.compute_loss`
+override older than the keywords transformers passes, a callback monitoring a metric that is
+never logged, a chat template that refuses the message roles, Orbax refusing a relative
+directory, FSDP loading weights on the meta device, TensorRT's parser meeting a uint8 tensor,
+and a paged bitsandbytes optimizer where CUDA unified memory paging is unavailable. The
+wordings are the libraries' own messages in other spellings than any one case (other layers,
+names, paths); each is sent as a bare incident through lexical retrieval and the offline
+provider: the runbook comes first and its action names the documented fix. Errors of other
+kinds must not match the new signals.
 """
 
 from __future__ import annotations
@@ -32,13 +31,6 @@ WORDINGS: tuple[Wording, ...] = (
         "RuntimeError",
         "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
         ("USE_LIBUV=0",),
-    ),
-    Wording(
-        "jax-vmap-in-axes-structure",
-        "ValueError",
-        "ValueError: vmap in_axes specification must be a tree prefix of the corresponding"
-        " value, got specification [None, 0, 0] for value tree PyTreeDef((*, *, *)).",
-        ("tuple",),
     ),
     Wording(
         "keras3-legacy-layer-arguments",
@@ -115,9 +107,6 @@ WORDINGS: tuple[Wording, ...] = (
 LOOK_ALIKES: dict[str, tuple[str, ...]] = {
     "torch-distributed-tcpstore-libuv": (
         "RuntimeError: The server socket has failed to listen on any local network address.",
-    ),
-    "jax-vmap-in-axes-structure": (
-        "ValueError: vmap got inconsistent sizes for array axes to be mapped",
     ),
     "keras3-legacy-layer-arguments": (
         "ValueError: Unrecognized keyword arguments passed to Dense:"
