@@ -177,7 +177,7 @@ def embed_missing_chunks(batch: int = 256) -> int:
     import logging
     import time
 
-    from rca.models import RunbookChunk
+    from rca.corpus.chunk_vectors import write_chunk_vectors
 
     log = logging.getLogger(__name__)
     name = model_name()
@@ -198,10 +198,7 @@ def embed_missing_chunks(batch: int = 256) -> int:
                 )
             return done
         vectors, hits = cached_vectors([c.text for c in pending], cache)
-        for chunk, vector in zip(pending, vectors, strict=True):
-            chunk.embedding = vector
-            chunk.embedding_model = name
-        RunbookChunk.objects.bulk_update(pending, ["embedding", "embedding_model"])
+        write_chunk_vectors(zip((c.pk for c in pending), vectors, strict=True), name)
         done, cached = done + len(pending), cached + hits
         if done < total:  # progress between batches; the closing line says 100 %
             log.info(

@@ -25,8 +25,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ingest.linear_regex import LinearPattern, UnsupportedPattern
 from ingest.linear_regex import compile as linear
 from rca.corpus.chunking import Chunk, chunk_runbook
@@ -39,6 +37,7 @@ from rca.corpus.step_metadata import (
     split_metadata,
     strip_metadata,
 )
+from rca.corpus.yaml_text import YAMLError, load_yaml
 
 __all__ = [
     "FAILURE_CLASSES",
@@ -222,8 +221,8 @@ def parse_runbook(text: str, source: str = "") -> Runbook:
     meta: Any = {}
     if raw_meta is not None:
         try:
-            meta = yaml.safe_load(raw_meta)
-        except yaml.YAMLError as exc:
+            meta = load_yaml(raw_meta)
+        except YAMLError as exc:
             raise RunbookError(source, "front matter", f"invalid YAML: {exc}") from exc
         meta = {} if meta is None else meta
         if not isinstance(meta, dict):

@@ -61,9 +61,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-import yaml
-
 from rca.corpus.markdown import remediation_of
+from rca.corpus.yaml_text import YAMLError, load_yaml
 
 __all__ = [
     "API_FRAMEWORKS",
@@ -331,8 +330,8 @@ def _names(mapping: dict[str, Any], key: str, lower: bool = True) -> tuple[str, 
 def parse_metadata(value: str) -> StepMetadata:
     """The metadata of one ``Applies:`` value (a YAML flow mapping)."""
     try:
-        mapping = yaml.safe_load(value)
-    except yaml.YAMLError as exc:
+        mapping = load_yaml(value)
+    except YAMLError as exc:
         raise StepMetadataError(f"'Applies:' is not a YAML mapping: {exc}") from exc
     if not isinstance(mapping, dict):
         raise StepMetadataError(f"'Applies:' must be a mapping like {{mode: training}}: {value!r}")

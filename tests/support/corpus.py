@@ -78,6 +78,7 @@ def store_embedded_runbooks() -> None:
     """`load_runbooks()` then `embed_missing_chunks()`, as `make run` prepares the corpus."""
     from django.test import override_settings
 
+    from rca.corpus.chunk_vectors import write_chunk_vectors
     from rca.corpus.embeddings import embed_missing_chunks, model_name
     from rca.corpus.store import load_runbooks
     from rca.models import RunbookChunk
@@ -85,10 +86,8 @@ def store_embedded_runbooks() -> None:
     load_runbooks()
     name = model_name()
     unembedded = RunbookChunk.objects.filter(embedding__isnull=True).only("pk", "text")
-    known = [chunk for chunk in unembedded if (name, chunk.text) in _VECTORS]
-    for chunk in known:
-        chunk.embedding, chunk.embedding_model = _VECTORS[name, chunk.text], name
-    RunbookChunk.objects.bulk_update(known, ["embedding", "embedding_model"])
+    known = [(c.pk, _VECTORS[name, c.text]) for c in unembedded if (name, c.text) in _VECTORS]
+    write_chunk_vectors(known, name)
     with override_settings(RCA_EMBEDDING_CACHE=str(_cache_dir())):  # not the user's cache
         embed_missing_chunks()
     embedded = RunbookChunk.objects.filter(embedding_model=name).values_list("text", "embedding")
