@@ -34,7 +34,7 @@ closest proxy for fresh incidents the dev data has. ``--weights`` sets
 ``--threshold-rule half`` answers when P >= 0.5 (right likelier than wrong: what maximises
 right - wrong for a calibrated P, nothing fitted) instead of the threshold chosen on dev;
 ``--monotone`` drops any feature whose fitted weight is negative and refits (every figure is
-"higher = stronger"). Measured 2026-12-05 (README "Retrieval figures"): on 265 dev cases
+"higher = stronger"). Measured 2026-12-05 (docs/MEASUREMENTS.md "Retrieval"): on 265 dev cases
 L2 1-50 with either threshold rule are within 5 of right - wrong of each other out of fold
 on the cases as collected, 5-fold and leave-one-file-out, so the defaults stay the
 procedure that fitted the shipped parameters (L2 1, threshold chosen on dev).

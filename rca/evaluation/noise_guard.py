@@ -7,7 +7,7 @@ dense model we ship, MiniLM, and the dev cases cannot show what a setting does w
 that knows nothing of a team's domain. A small ``signal`` weight did exactly that: the
 5-fold CV on 190 dev cases chose ``cosine_scale`` 1.0 / ``signal`` 0.3, and with noise for
 the dense ranker a quoted error line's match (the only signal a plain page has) then lost to
-a lexically stronger page a quarter of the time (README "Retrieval figures", 2026-12-05).
+a lexically stronger page a quarter of the time (docs/MEASUREMENTS.md "Retrieval", 2026-12-05).
 
 The procedure is ``tests/unit/test_quoted_signals.py``'s: three plain pages without front
 matter (one quotes the vocabulary error, one repeats that error's words more often, one

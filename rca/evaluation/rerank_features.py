@@ -12,7 +12,7 @@ runbook and whether they agree, and how many other candidates share its failure 
 A linear score over standardised features re-orders the ``k`` best fused runbooks only; the
 coefficients are fitted on training folds by ``rca eval --cv K --rerank``
 (:mod:`rca.evaluation.rerank_fit`). Measurement only: out of fold it did not beat the default
-fusion (README "Retrieval figures", 2026-12-05), so the serving path does not call it. On the
+fusion (docs/MEASUREMENTS.md "Retrieval", 2026-12-05), so the serving path does not call it. On the
 dev misses the right runbook scores *below* the wrong winner on nearly every one of these
 features too (title and quote coverage in ~70% of them): the text evidence itself points at
 the wrong page. Were a fit ever to land, its coefficients would go in one JSON next to

@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 Mode = Literal["hybrid", "bm25", "dense"]
-#: Chosen by ``rca eval --cv`` (README "Retrieval figures"); the weights of every strategy
+#: Chosen by ``rca eval --cv`` (docs/MEASUREMENTS.md "Retrieval"); the weights of every strategy
 #: are in :mod:`rca.retrieval.weights`.
 DEFAULT_STRATEGY: fusion.Strategy = "calibrated"
 DENSE_CANDIDATES = 40  # chunks taken from the HNSW index per query

@@ -2,7 +2,7 @@
 
 ``rca eval --cv K`` re-chooses the tunable fields on the development folds only and prints
 what each fold chose, so a default here is trusted only as far as that cross-validated
-figure goes (README "Retrieval figures" names the run that chose each value).
+figure goes (docs/MEASUREMENTS.md "Retrieval" names the run that chose each value).
 
 Measured and not added (2026-12-05): a ``log_signal`` weight, runbook signals matched also
 against the incident's warning-and-above log lines (raw, 5 lines of 300 characters at most)
@@ -12,8 +12,8 @@ its training folds; ties keep the first) and out-of-fold hit@1
 was unchanged on every corpus (123 / 121 / 116 / 121); a log-only match occurred in 5-10
 cases per corpus and flipped no top 1, nor on the 24 dev cases of cases-i/j.
 
-Re-measured on 190 dev cases (2026-12-05, ``--realworld-dev`` now with cases-i/j/k/l; README
-"Retrieval figures"): 5-fold CV chose ``cosine_scale`` 1.0 / ``signal`` 0.3 in four folds
+Re-measured on 190 dev cases (2026-12-05, ``--realworld-dev`` now with cases-i/j/k/l;
+docs/MEASUREMENTS.md "Retrieval"): 5-fold CV chose ``cosine_scale`` 1.0 / ``signal`` 0.3 in four folds
 of five; chosen on the 141 older cases it also wins on the 49 new ones on all four corpora
 (+3 / +1 / +1 / +2 over 3.0 / 0.5). Not changed here yet: the offline provider's
 confidence (``rca/suggestion/confidence_params.json``) and step ranking read the fused score
@@ -104,7 +104,7 @@ class FusionWeights:
     #: runbook that names none, get nothing. Chosen with ``exception_type`` by 5-fold CV over
     #: the 230 dev cases (``--realworld-dev``) on the four suite corpora, among (0, 0.25,
     #: 0.5) x (0, 0.25, 0.5) and the guarded fusion settings: every fold chose 0.5 / 0.25
-    #: (README "Retrieval figures", 2026-12-05). Alone (without ``exception_type``) the CV
+    #: (docs/MEASUREMENTS.md "Retrieval", 2026-12-05). Alone (without ``exception_type``) the CV
     #: gain depended on the grid (+1 / +1 / +2 / +1 on that grid, +0 / 0 / 0 / +1 on a finer
     #: one), so the two go together. **Default 0 (off) until the offline confidence is refit**:
     #: the bonus raises the top runbook's fused score, which the confidence reads; at 0.5 /
@@ -123,7 +123,7 @@ class FusionWeights:
     # 235 dev cases, agreement 0.5 / 0.25, the L2 30 / threshold 0.5 refit): out of fold
     # answered right 157 / 156 (5-fold / by file) with agreement off, 156 / 154 capped,
     # 157 / 155 by rank; the best-guess action names the fix term in 165 / 163 / 164 cases.
-    # Not a gain for the suggestions, so agreement stays off (README "Retrieval figures").
+    # Not a gain for the suggestions, so agreement stays off (docs/MEASUREMENTS.md "Retrieval").
     #: ``weighted`` (the previous default, kept for comparison): BM25 / max and min-max
     #: cosine mixed 0.4 / 0.6. Min-max stretches any cosine spread to [0, 1], so a weak
     #: dense ranker weighs as much as a sure one: on an independent corpus (BM25 0.921,
