@@ -13,9 +13,9 @@ was unchanged on every corpus (123 / 121 / 116 / 121); a log-only match occurred
 cases per corpus and flipped no top 1, nor on the 24 dev cases of cases-i/j.
 
 Re-measured on 190 dev cases (2026-12-05, ``--realworld-dev`` now with cases-i/j/k/l;
-docs/MEASUREMENTS.md "Retrieval"): 5-fold CV chose ``cosine_scale`` 1.0 / ``signal`` 0.3 in four folds
-of five; chosen on the 141 older cases it also wins on the 49 new ones on all four corpora
-(+3 / +1 / +1 / +2 over 3.0 / 0.5). Not changed here yet: the offline provider's
+docs/MEASUREMENTS.md "Retrieval"): 5-fold CV chose ``cosine_scale`` 1.0 / ``signal`` 0.3 in
+four folds of five; chosen on the 141 older cases it also wins on the 49 new ones on all four
+corpora (+3 / +1 / +1 / +2 over 3.0 / 0.5). Not changed here yet: the offline provider's
 confidence (``rca/suggestion/confidence_params.json``) and step ranking read the fused score
 on this scale, so the change needs their refit and a re-measure of suggestions first.
 
