@@ -2,7 +2,8 @@
 
 Real tracebacks arrive cut short, prefixed by log formatters or ``[rank0]:`` markers, and
 mixed with progress bars, so this is a forgiving line scanner rather than a grammar:
-whatever it recognises it keeps, whatever it does not it skips.
+whatever it recognises it keeps, whatever it does not it skips. IPython's own frame lines
+(Jupyter, Colab) are read too, by :mod:`ingest.parsing.notebook_frames`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 from typing import Literal
 
 from ingest.linear_regex import compile as linear
+from ingest.parsing.ansi import strip_ansi
 from ingest.parsing.frames import MAX_FRAMES, Frame, ParsedException, make_frame
+from ingest.parsing.notebook_frames import arrow_line, is_source_listing, notebook_frame
 
 MAX_EXCEPTIONS = 20
 MAX_MESSAGE = 4000
@@ -82,6 +85,21 @@ def _clean(line: str) -> str:
     return _LINE_PREFIX.sub("", line, count=1)
 
 
+def _listing_line(block: _Block, line: str) -> bool:
+    """Consume a line of an IPython frame's source listing: the arrow line is the frame's
+    code (and its line number, which classic IPython prints only there)."""
+    arrow = arrow_line(line)
+    if arrow is None:
+        return is_source_listing(line)
+    if block.frames:
+        frame = block.frames[-1]
+        if not frame["context_line"]:
+            frame["context_line"] = arrow.code[:1000]
+        if frame["lineno"] is None:
+            frame["lineno"] = arrow.lineno
+    return True
+
+
 def parse_python_traceback(text: str) -> list[ParsedException]:
     """Return the exceptions of a Python traceback, oldest first, frames caller to callee."""
     if not isinstance(text, str) or not text:
@@ -89,13 +107,15 @@ def parse_python_traceback(text: str) -> list[ParsedException]:
     results: list[ParsedException] = []
     block = _Block()
     in_message = False
+    # Inside an IPython frame's numbered source listing, which runs until the next frame.
+    in_listing = False
 
     def finish(next_relation: Relation = None) -> _Block:
         if not block.is_empty() and len(results) < MAX_EXCEPTIONS:
             results.append(block.result())
         return _Block(next_relation)
 
-    for raw in text.splitlines():
+    for raw in strip_ansi(text).splitlines():
         line = _clean(raw)
         stripped = line.strip()
         if _CAUSE in line or _CONTEXT in line:
@@ -105,13 +125,13 @@ def parse_python_traceback(text: str) -> list[ParsedException]:
         if any(header in line for header in _HEADERS):
             if block.has_exception_line:
                 block = finish()
-            in_message = False
+            in_message = in_listing = False
             continue
         file_match = _FILE.match(line) if 'File "' in line else None
         if file_match:
             if block.has_exception_line:
                 block = finish()
-            in_message = False
+            in_message = in_listing = False
             if len(block.frames) < MAX_FRAMES:
                 filename = file_match.group("file")
                 block.frames.append(
@@ -123,6 +143,24 @@ def parse_python_traceback(text: str) -> list[ParsedException]:
                     )
                 )
                 block.expect_context = True
+            continue
+        shown = notebook_frame(line) if not file_match and stripped else None
+        if shown:
+            if block.has_exception_line:
+                block = finish()
+            in_message, in_listing = False, True
+            if len(block.frames) < MAX_FRAMES:
+                block.frames.append(
+                    make_frame(
+                        filename=shown.filename,
+                        function=shown.function,
+                        lineno=shown.lineno,
+                        module=module_from_path(shown.filename),
+                    )
+                )
+            block.expect_context = False
+            continue
+        if in_listing and _listing_line(block, line):
             continue
         if in_message:
             if stripped and len(block.message_lines) < MAX_MESSAGE_LINES:
@@ -153,6 +191,6 @@ def parse_python_traceback(text: str) -> list[ParsedException]:
         block.message_lines = [match.group("msg") or ""]
         block.has_exception_line = True
         block.expect_context = False
-        in_message = True
+        in_message, in_listing = True, False
     finish()
     return results

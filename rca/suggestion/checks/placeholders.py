@@ -28,8 +28,10 @@ _REMNANTS = (
     re.compile(r"\b(?:TODO|FIXME|TBD|XXX)\b"),
     re.compile(r"<(?:placeholder|value|name|path|slug|number|n)>", re.IGNORECASE),
     # "<free ids>", "<model>" in prose; not Python's reprs ("<lambda>", "<module '...'>")
+    # nor IPython's cell file names ("<ipython-input-4-2da0ffaf5447>", a frame's file)
     re.compile(
-        r"(?<![\w<])<(?!(?:lambda|locals|module|function|genexpr|listcomp|stdin|string)\b)"
+        r"(?<![\w<])<(?!(?:lambda|locals|module|function|genexpr|listcomp|stdin|string"
+        r"|ipython-input)\b)"
         r"[a-z][a-z0-9 ._-]{0,30}>"
     ),
     # pointing at a runbook's remediation instead of naming a step
