@@ -150,7 +150,8 @@ def _rows(data: dict[str, Any]) -> list[Change]:
                 added,
                 removed,
                 str(raw.get("replacement", "")),
-                str(data.get("source", "")),
+                # A row may cite its own page (a table gathered from several releases).
+                str(raw.get("source") or data.get("source", "")),
             )
         )
     return rows
