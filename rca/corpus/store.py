@@ -24,12 +24,27 @@ class LoadReport:
         return bool(self.created or self.updated or self.removed)
 
 
-def _write_chunks(row: Runbook, rb: files.Runbook) -> None:
-    row.chunks.all().delete()
-    RunbookChunk.objects.bulk_create(
+def _chunk_rows(row: Runbook, rb: files.Runbook) -> list[RunbookChunk]:
+    return [
         RunbookChunk(runbook=row, ordinal=c.ordinal, section=c.section[:120], text=c.text)
         for c in files.chunk_runbook(rb)
-    )
+    ]
+
+
+def _write_chunks(row: Runbook, rb: files.Runbook) -> None:
+    row.chunks.all().delete()
+    RunbookChunk.objects.bulk_create(_chunk_rows(row, rb))
+
+
+def _create(runbooks: list[tuple[files.Runbook, dict]]) -> None:
+    """Insert new runbooks and their chunks in a few statements, not three per runbook:
+    a fresh database (a new instance, each test that stores the corpus) creates them all
+    (381 runbooks, 1,411 chunks: ~1,000 round trips before)."""
+    rows = Runbook.objects.bulk_create(Runbook(slug=rb.slug, **fields) for rb, fields in runbooks)
+    chunks = [
+        chunk for row, (rb, _) in zip(rows, runbooks, strict=True) for chunk in _chunk_rows(row, rb)
+    ]
+    RunbookChunk.objects.bulk_create(chunks, batch_size=500)
 
 
 def configured_runbooks() -> list[files.Runbook]:
@@ -55,6 +70,7 @@ def load_runbooks(directory: Path | None = None) -> LoadReport:
     runbooks = files.load_directory(directory) if directory else configured_runbooks()
     report = LoadReport(version=files.corpus_version(runbooks))
     existing = {r.slug: r for r in Runbook.objects.all()}
+    created: list[tuple[files.Runbook, dict]] = []
     for rb in runbooks:
         fields = {
             "title": rb.title,
@@ -67,15 +83,17 @@ def load_runbooks(directory: Path | None = None) -> LoadReport:
         }
         row = existing.pop(rb.slug, None)
         if row is None:
-            row = Runbook.objects.create(slug=rb.slug, **fields)
+            created.append((rb, fields))
             report.created.append(rb.slug)
-        elif row.checksum != rb.checksum:
+            continue
+        if row.checksum != rb.checksum:
             Runbook.objects.filter(pk=row.pk).update(**fields)
             report.updated.append(rb.slug)
         else:
             report.unchanged.append(rb.slug)
             continue
         _write_chunks(row, rb)
+    _create(created)
     for slug, row in existing.items():
         row.delete()
         report.removed.append(slug)

@@ -89,6 +89,9 @@ def store_embedded_runbooks() -> None:
     known = [(c.pk, _VECTORS[name, c.text]) for c in unembedded if (name, c.text) in _VECTORS]
     write_chunk_vectors(known, name)
     with override_settings(RCA_EMBEDDING_CACHE=str(_cache_dir())):  # not the user's cache
-        embed_missing_chunks()
-    embedded = RunbookChunk.objects.filter(embedding_model=name).values_list("text", "embedding")
-    _VECTORS.update(((name, text), vector) for text, vector in embedded)
+        if not embed_missing_chunks():
+            return  # every vector was known here: nothing new to remember
+    # Read back only what was embedded just now (all 1,411 vectors took ~0.7 s a call).
+    new_texts = {c.text for c in unembedded if (name, c.text) not in _VECTORS}
+    embedded = RunbookChunk.objects.filter(embedding_model=name, text__in=new_texts)
+    _VECTORS.update(((name, t), v) for t, v in embedded.values_list("text", "embedding"))
