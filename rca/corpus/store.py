@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 
@@ -36,7 +37,7 @@ def _write_chunks(row: Runbook, rb: files.Runbook) -> None:
     RunbookChunk.objects.bulk_create(_chunk_rows(row, rb))
 
 
-def _create(runbooks: list[tuple[files.Runbook, dict]]) -> None:
+def _create(runbooks: list[tuple[files.Runbook, dict[str, Any]]]) -> None:
     """Insert new runbooks and their chunks in a few statements, not three per runbook:
     a fresh database (a new instance, each test that stores the corpus) creates them all
     (381 runbooks, 1,411 chunks: ~1,000 round trips before)."""
@@ -70,7 +71,7 @@ def load_runbooks(directory: Path | None = None) -> LoadReport:
     runbooks = files.load_directory(directory) if directory else configured_runbooks()
     report = LoadReport(version=files.corpus_version(runbooks))
     existing = {r.slug: r for r in Runbook.objects.all()}
-    created: list[tuple[files.Runbook, dict]] = []
+    created: list[tuple[files.Runbook, dict[str, Any]]] = []
     for rb in runbooks:
         fields = {
             "title": rb.title,
