@@ -18,7 +18,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.vendor_checks import Wording, check_routes_to_its_fix
+from tests.support.vendor_checks import (
+    Wording,
+    check_expected_misses_named,
+    check_routes_to_its_fix,
+    wording_params,
+)
 
 WORDINGS: tuple[Wording, ...] = (
     # https://raw.githubusercontent.com/vllm-project/vllm/main/docs/usage/troubleshooting.md
@@ -220,10 +225,6 @@ WORDINGS: tuple[Wording, ...] = (
 )
 
 
-def _id(wording: Wording) -> str:
-    return wording.message[:60]
-
-
 #: Wordings (by id) that do not reach their documented fix at this commit: strict xfail.
 #: The Ollama CLI's "is it running?" reaches its runbook but the container-host step (no step
 #: starts the server); Accelerate's DeepSpeed batch-size message gets the Trainer "auto" step;
@@ -238,21 +239,10 @@ EXPECTED_MISS: frozenset[str] = frozenset(
 )
 
 
-def _marks(wording: Wording) -> list[pytest.MarkDecorator]:
-    if _id(wording) in EXPECTED_MISS:
-        return [pytest.mark.xfail(strict=True, reason="documented wording not routed yet")]
-    return []
-
-
-@pytest.mark.parametrize(
-    "wording",
-    [pytest.param(w, id=_id(w), marks=_marks(w)) for w in WORDINGS],
-)
+@pytest.mark.parametrize("wording", wording_params(WORDINGS, EXPECTED_MISS))
 def test_the_documented_message_routes_to_its_documented_fix(wording: Wording) -> None:
     check_routes_to_its_fix(wording)
 
 
 def test_expected_misses_name_wordings_of_this_table() -> None:
-    ids = [_id(w) for w in WORDINGS]
-    assert len(set(ids)) == len(ids)
-    assert set(ids) >= EXPECTED_MISS
+    check_expected_misses_named(WORDINGS, EXPECTED_MISS)
