@@ -15,6 +15,7 @@ from typing import Any
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from ingest.parsing.log_levels import WARNING_AND_ABOVE
+from ingest.parsing.shape_ops import op_kind
 from rca.retrieval.agreement import incident_frameworks
 from rca.retrieval.query import bm25_query, query_parts
 from rca.retrieval.tokens import tokenize
@@ -146,7 +147,7 @@ def _last(values: list[Any]) -> Any:
 
 def describe_shape_diff(diff: dict[str, Any]) -> str:
     """A shape diff in words, e.g. "linear weight expects 512 input features, got 256"."""
-    op = str(diff.get("op") or "")
+    op = op_kind(diff.get("op"))
     expected = list(diff.get("expected") or [])
     actual = list(diff.get("actual") or [])
     tensor = diff.get("tensor") or "tensor"

@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ingest.linear_regex import compile as linear
+from ingest.parsing.shape_ops import op_kind
 from ingest.parsing.shapes import ShapeDiff, parse_dims
 
 __all__ = ["BATCH_PRESENT", "CHANNEL_MISSING", "axis_position_facts", "read_axis_positions"]
@@ -185,7 +186,7 @@ def _readings(text: str, diffs: Sequence[ShapeDiff]) -> Iterator[str | None]:
             yield _conv(_ints(m[1]), _ints(m[2]))
     for diff in list(diffs)[:_MAX_MATCHES]:
         expected, actual = diff.get("expected") or [], diff.get("actual") or []
-        if diff.get("op") == "input" and expected and actual:
+        if op_kind(diff.get("op")) == "input" and expected and actual:
             yield _aligned(list(expected), list(actual))
     if _NAMED.search(text):
         yield "channel"

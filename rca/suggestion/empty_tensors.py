@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from ingest.linear_regex import compile as linear
+from ingest.parsing.shape_ops import op_kind
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
 
@@ -59,7 +60,7 @@ def empty_tensor_facts(message: str, diffs: Sequence[ShapeDiff]) -> set[str]:
     """``checkpoint-tensors-empty`` when a load's checkpoint side (or a printed tensor) has no
     elements, ``model-tensors-empty`` when the model's side has none."""
     facts: set[str] = set()
-    loads = [diff for diff in diffs if diff.get("op") == "load_state_dict"]
+    loads = [diff for diff in diffs if op_kind(diff.get("op")) == "load_state_dict"]
     for diff in loads:
         if _empty(diff.get("actual") or []):
             facts.add("checkpoint-tensors-empty")

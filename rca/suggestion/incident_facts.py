@@ -20,13 +20,16 @@ from collections.abc import Sequence
 
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
+from ingest.parsing.shape_ops import op_kind
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
 from rca.suggestion.axis_position import axis_position_facts
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
 from rca.suggestion.int64_refused import int64_facts
+from rca.suggestion.label_values import label_facts
 from rca.suggestion.layer_width import layer_width_facts
 from rca.suggestion.loaded_file import loaded_file_facts
+from rca.suggestion.loss_trend import loss_trend_facts
 from rca.suggestion.oom_figures import (
     FRAGMENTED_SHARE,
     HELD_ELSEWHERE_SHARE,
@@ -112,7 +115,7 @@ def _shape_facts(diff: ShapeDiff) -> set[str]:
         and math.prod(known_e) == math.prod(known_a)
     ):
         facts.add("same-elements-other-rank")
-    if diff.get("op") == "conv" and len(expected) > 2 and len(actual) == len(expected):
+    if op_kind(diff.get("op")) == "conv" and len(expected) > 2 and len(actual) == len(expected):
         # Channels sit at dim 1 of a batch, at dim 0 of one unbatched sample: the dim that differs.
         at = 0 if expected[1] == actual[1] and expected[0] != actual[0] else 1
         need, got = expected[at], actual[at]
@@ -144,6 +147,8 @@ def incident_facts(
     facts |= axis_position_facts(message, diffs)  # the batch axis there, the channel missing
     shown = [message, *logs]
     facts |= pad_eos_facts(shown, code) | int64_facts(shown) | signal_facts(shown)
+    facts |= label_facts(shown)  # a negative (padding) label or one past the class count
+    facts |= loss_trend_facts(logs)  # the logged loss rose step after step
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ingest.linear_regex import compile as linear
+from ingest.parsing.shape_ops import op_kind
 from ingest.parsing.shapes import ShapeDiff
 
 __all__ = [
@@ -75,7 +76,7 @@ def _size(value: Any) -> int | None:
 
 def matmul_dims(diff: ShapeDiff) -> tuple[int, int, int] | None:
     """``(B, K1, K2)`` of a matmul diff: the input's rows and width, the layer's width."""
-    if diff.get("op") != "matmul":
+    if op_kind(diff.get("op")) != "matmul":
         return None
     expected, actual = list(diff.get("expected") or []), list(diff.get("actual") or [])
     if len(expected) != 2 or len(actual) != 2:

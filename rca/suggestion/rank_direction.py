@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from ingest.linear_regex import LinearMatch, LinearPattern
 from ingest.linear_regex import compile as linear
+from ingest.parsing.shape_ops import op_kind
 from ingest.parsing.shapes import ShapeDiff, parse_dims
 
 __all__ = ["EXTRA_AXIS", "LACKS_AXIS", "RankMismatch", "rank_facts", "read_rank_mismatches"]
@@ -206,7 +207,7 @@ def read_rank_mismatches(message: str, diffs: Sequence[ShapeDiff] = ()) -> Itera
                 yield found
     for diff in list(diffs)[:_MAX_MATCHES]:
         expected, actual = diff.get("expected") or [], diff.get("actual") or []
-        if diff.get("op") in _INPUT_OPS and expected and actual:
+        if op_kind(diff.get("op")) in _INPUT_OPS and expected and actual:
             yield RankMismatch(len(expected), len(actual))
 
 

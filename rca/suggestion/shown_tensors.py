@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ingest.linear_regex import compile as linear
+from ingest.parsing.shape_ops import op_kind
 from ingest.parsing.shapes import ShapeDiff, parse_dims, rank_mismatches
 from rca.suggestion.shown_options import reported
 
@@ -217,7 +218,7 @@ def _unbatched_conv(diff: ShapeDiff) -> bool:
     more, so the expected shape fixes neither the rank nor where the channels are."""
     expected, actual = diff.get("expected") or [], diff.get("actual") or []
     return (
-        diff.get("op") == "conv"
+        op_kind(diff.get("op")) == "conv"
         and len(expected) == len(actual) > 1
         and expected[0] != actual[0]
         and list(expected[1:]) == list(actual[1:])

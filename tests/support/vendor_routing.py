@@ -8,6 +8,7 @@ model, and a runbook written for a kind must be found by the words its vendor pr
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from rca.corpus.files import bundled_runbook_dir
 from rca.evaluation.run import case_incident, load_bodies
@@ -32,7 +33,13 @@ def _bodies() -> dict[str, str]:
 
 def route_message(error_type: str, message: str) -> tuple[list[Retrieved], AnalysisContext, Draft]:
     """What retrieval found (best first), what the provider saw and what it suggested."""
-    incident = case_incident({"exception_type": error_type, "message": message})
+    return route_incident({"exception_type": error_type, "message": message})
+
+
+def route_incident(payload: dict[str, Any]) -> tuple[list[Retrieved], AnalysisContext, Draft]:
+    """:func:`route_message` for a whole incident as the API takes it (stacktrace, logs,
+    shape_diff, inference_context)."""
+    incident = case_incident(payload)
     found = search(build_signals(incident), None, k=5, index=_lexical_index())
     ctx = context_for(incident, evidence_from_retrieved(found, _bodies()))
     return found, ctx, OfflineProvider().suggest(ctx)

@@ -20,19 +20,15 @@ from __future__ import annotations
 import pytest
 
 from rca.corpus.files import Runbook, match_signals
-from rca.evaluation.run import case_incident
-from rca.retrieval.hybrid import Retrieved, search
-from rca.retrieval.signals import build_signals
+from rca.retrieval.hybrid import Retrieved
 from rca.suggestion.context import AnalysisContext
-from rca.suggestion.evidence import context_for, evidence_from_retrieved
-from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.providers import Draft
 from rca.suggestion.validation import validate
-from tests.support import vendor_routing
 from tests.support.evidence import bundled_runbooks
 from tests.support.vendor_checks import (
     check_routes,
 )
-from tests.support.vendor_routing import route_message
+from tests.support.vendor_routing import route_incident, route_message
 
 #: slug -> (error type, message) wordings of the kind.
 WORDINGS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -230,7 +226,7 @@ def _route_with_traceback(
 ) -> tuple[list[Retrieved], AnalysisContext, Draft]:
     """As :func:`route_message`, with the traceback an add-on's frames are read from (and
     log lines)."""
-    incident = case_incident(
+    return route_incident(
         {
             "exception_type": error_type,
             "message": message,
@@ -238,10 +234,6 @@ def _route_with_traceback(
             "logs": list(logs),
         }
     )
-    index = vendor_routing._lexical_index()
-    found = search(build_signals(incident), None, k=5, index=index)
-    ctx = context_for(incident, evidence_from_retrieved(found, vendor_routing._bodies()))
-    return found, ctx, OfflineProvider().suggest(ctx)
 
 
 @pytest.mark.parametrize(

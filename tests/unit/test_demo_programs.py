@@ -96,3 +96,36 @@ def test_the_demo_runs_once_per_data_dir_and_rca_demo_0_skips_it(tmp_path, monke
     monkeypatch.setenv("RCA_DEMO", "1")
     (tmp_path / demo_incidents.MARKER).write_text("9 demo incidents sent\n")
     assert not demo_incidents.wanted(tmp_path)
+
+
+#: What fixes each demo program (its docstring says what is wrong with it): the runbook the
+#: suggestion must come from and words its action must hold. The demo is the first analysis
+#: a new user reads; a wrong answer here is the product's first impression.
+FIXED_BY = {
+    "linear-width": ("matmul-shape-mismatch-linear", ("in_features", "256")),
+    "meta-device": ("torch-model-on-meta-device", ("load_state_dict", "assign=True")),
+    "half-precision": ("dtype-mismatch-half-float", ("dtype",)),
+    "checkpoint-vocab": ("checkpoint-size-mismatch-vocab", ("resize_token_embeddings",)),
+    "tokenizer-overflow": ("seq-too-long-tokenizer-truncation", ("truncation=True",)),
+    "conv-channels": ("conv-channel-mismatch-grayscale-rgba", ("RGB",)),
+    "class-count": ("label-out-of-range-classes", ("num_classes", "max(label) + 1")),
+    "nan-loss": ("nan-loss-learning-rate", ("learning rate",)),
+    "cpu-oom": ("host-oom-checkpoint-loading", ("RAM",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXED_BY))
+def test_each_demo_incident_gets_the_suggestion_that_fixes_its_program(incidents, name):
+    """As posted (stack, logs, the program's own shape diff), through lexical retrieval and
+    the offline provider: the right runbook and step, valid. A grayscale batch is not told to
+    permute HWC to CHW, labels counted from 1 are not told to use ignore_index, and a loss
+    that diverged over logged steps is not blamed on NaN in the data."""
+    from rca.suggestion.validation import validate
+    from tests.support.vendor_routing import route_incident
+
+    runbook, words = FIXED_BY[name]
+    _found, ctx, draft = route_incident(incidents[name])
+    assert draft.runbook == runbook, (draft.runbook, draft.action)
+    assert all(word in draft.action for word in words), draft.action
+    check = validate(draft, ctx)
+    assert check.ok, check.complaints
