@@ -54,6 +54,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "ae",
         "ag",
         "ah",
+        "ai",
     )
 )
 
