@@ -146,12 +146,14 @@ def chunk_cache() -> EmbeddingCache | None:
 
 
 def cached_vectors(texts: list[str], cache: EmbeddingCache | None) -> tuple[list[list[float]], int]:
-    """Vectors of ``texts`` in order, and how many came from ``cache``; only the misses
-    are encoded (so a full hit never loads the model), and they are cached.
+    """Vectors of ``texts`` in order, and how many came from ``cache`` or the shipped
+    vectors; only the misses are encoded (so a full hit never loads the model), and they
+    are cached.
 
     Misses are embedded under the cache's fill lock and looked up again once it is held: a
     process that waited for another one embedding the same texts reads its vectors."""
     found = cache.get_many(texts) if cache else {}
+    found.update(_shipped([t for t in texts if t not in found]))
     misses = list(dict.fromkeys(t for t in texts if t not in found))
     fresh: dict[str, list[float]] = {}
     if misses and cache:
@@ -165,6 +167,17 @@ def cached_vectors(texts: list[str], cache: EmbeddingCache | None) -> tuple[list
     elif misses:
         fresh = dict(zip(misses, embed(misses), strict=True))
     return [found.get(t) or fresh[t] for t in texts], sum(t in found for t in texts)
+
+
+def _shipped(texts: list[str]) -> dict[str, list[float]]:
+    """The vectors shipped with the bundled runbooks (:mod:`rca.corpus.shipped_vectors`)
+    for ``texts``, when they were made by exactly the configured model."""
+    if not texts:
+        return {}
+    from rca.corpus.shipped_vectors import lookup
+    from rca.models import EMBEDDING_DIM
+
+    return lookup(texts, cache_model_id(), EMBEDDING_DIM)
 
 
 def embed_missing_chunks(batch: int = 256) -> int:

@@ -19,6 +19,13 @@ from tests.support.corpus import session_embedding_cache, store_embedded_runbook
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _no_shipped_vectors(settings) -> None:
+    """These tests are about the cache: the vectors shipped with the bundled runbooks
+    (tests/integration/test_shipped_vectors.py) would answer before the model runs."""
+    settings.RCA_SHIPPED_VECTORS = "off"
+
+
 def vectors() -> dict[str, list[float]]:
     rows = RunbookChunk.objects.values_list("text", "embedding")
     return {text: np.asarray(vector).tolist() for text, vector in rows}

@@ -1,4 +1,4 @@
-"""`manage.py runbooks load [DIR] | import DIR | list`: manage the runbook corpus.
+"""`manage.py runbooks load [DIR] | import DIR | list | ship-vectors`: manage the corpus.
 
 `import DIR` brings a team's folder of Markdown (sub-folders too; front matter optional)
 into ``RCA_RUNBOOK_DIR`` (:mod:`rca.corpus.importing`), reports each page as imported or
@@ -49,6 +49,11 @@ class Command(BaseCommand):
                 help="embed missing chunks in this process instead of queueing it for a worker",
             )
         sub.add_parser("list", help="list stored runbooks")
+        sub.add_parser(
+            "ship-vectors",
+            help="write the bundled runbooks' vectors to rca/corpus/shipped-vectors.npz "
+            "(after editing bundled runbooks; only new chunk texts run the model)",
+        )
 
     def handle(
         self,
@@ -59,6 +64,11 @@ class Command(BaseCommand):
         replace: bool = False,
         **options: Any,
     ) -> None:
+        if action == "ship-vectors":
+            from rca.corpus.shipped_vectors import SHIPPED_PATH, ship_bundled
+
+            self.stdout.write(f"{ship_bundled()} chunk vectors written to {SHIPPED_PATH}")
+            return
         if action == "list":
             for rb in Runbook.objects.order_by("failure_class", "slug"):
                 cls = rb.failure_class or "-"
