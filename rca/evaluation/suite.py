@@ -19,6 +19,7 @@ __all__ = [
     "REALWORLD_DEV_FILES",
     "CorpusSpec",
     "corpus_specs",
+    "covered_cases",
     "load_corpora",
     "realworld_dev_cases",
 ]
@@ -132,3 +133,12 @@ def load_corpora(specs: list[CorpusSpec]) -> tuple[dict[str, CorpusIndex], list[
             embedded.setdefault(directory.resolve(), index)
         indexes[label] = index
     return indexes, notes
+
+
+def covered_cases(categories: list[str], index: CorpusIndex) -> int:
+    """How many of the cases (by category) a corpus can hit at all: a hit is a runbook of
+    the case's class, so a case whose class no runbook of the corpus has (or whose label is
+    not a class of the taxonomy) is a miss whatever the ranking. ``rca eval`` prints it
+    beside hit@1, so a coverage gap is not read as a ranking error."""
+    classes = set(index.classes)
+    return sum(1 for category in categories if category in classes)

@@ -92,7 +92,7 @@ class Command(BaseCommand):
             "--realworld-dev",
             action="store_true",
             help="also score the `split: dev` cases of eval/realworld's development files "
-            "(cases-a, -b, -d, -e, -g, -i, -j, -k, -l, -s, -t, -u, -w; never its holdout files)",
+            "(rca.evaluation.suite.REALWORLD_DEV_FILES; never its holdout files)",
         )
         ev.add_argument(
             "--split",
@@ -147,7 +147,12 @@ class Command(BaseCommand):
     ) -> None:
         from rca.evaluation.metrics import format_corpora, format_table, summarise
         from rca.evaluation.run import DEFAULT_RUN, load_cases, prepare, results, run_names
-        from rca.evaluation.suite import corpus_specs, load_corpora, realworld_dev_cases
+        from rca.evaluation.suite import (
+            corpus_specs,
+            covered_cases,
+            load_corpora,
+            realworld_dev_cases,
+        )
 
         specs = corpus_specs(corpus, options["ignore_signals"], options["suite"])
         files = cases or [DEFAULT_CASES]
@@ -170,6 +175,8 @@ class Command(BaseCommand):
             label: {run: summarise(results(p, run, k=k)) for run in names}
             for label, p in prepared.items()
         }
+        categories = [str(case.get("category", "")) for case in labelled]
+        covered = {label: covered_cases(categories, i) for label, i in indexes.items()}
         first = next(iter(prepared))
         index = indexes[first]
         cv = ablation = suggested = None
@@ -207,6 +214,7 @@ class Command(BaseCommand):
                         "corpus": str(spec) if spec else "stored",
                         "ignore_signals": ignore,
                         "runbooks": len(indexes[label]),
+                        "cases_of_its_classes": covered[label],
                         "runs": {name: m.as_dict() for name, m in reports[label].items()},
                     }
                     for label, spec, ignore in specs
@@ -229,7 +237,7 @@ class Command(BaseCommand):
         for label, report in reports.items():
             self.stdout.write(
                 f"\n== {label}: {len(labelled)} cases from {source}; "
-                f"{len(indexes[label])} runbooks\n"
+                f"{len(indexes[label])} runbooks; {covered[label]} cases of a class it has\n"
             )
             self.stdout.write(format_table(report))
         extra = {}
