@@ -11,6 +11,12 @@ from the incident. The weights are :mod:`.offline_weights`. Only steps whose pre
 incident does not contradict (:mod:`rca.suggestion.premises`) and whose composed suggestion
 passes validation compete: a contradicted step is never the action, whatever its score.
 
+A step that quotes the error's own wording as its condition ("when the error says `Trying
+to connect an http1.x server`") and whose quote the message or error log lines say
+(:mod:`rca.suggestion.quoted_wording`) scores as a fitting fact, and its place in the runbook
+does not count against it: the runbooks' order is the prior for when nothing in the
+incident tells the steps apart.
+
 A step that applies the remedy the error message names itself (``{message-advice}``,
 :mod:`rca.suggestion.message_advice`) competes from any retrieved runbook, scored by one
 flat weight only (:attr:`OfflineWeights.message_advice`), lower than a fitting runbook
@@ -37,6 +43,7 @@ from rca.suggestion.providers.draft import Draft
 from rca.suggestion.providers.incident_view import IncidentView, read_incident
 from rca.suggestion.providers.offline_weights import WEIGHTS
 from rca.suggestion.providers.wording import compose, drop_asides, split_step
+from rca.suggestion.quoted_wording import quoted_text, quotes_incident
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
 from rca.suggestion.validation import validate
 
@@ -276,12 +283,15 @@ def _setting_bet(applies: StepMetadata, incident: IncidentView) -> float:
     return -WEIGHTS.mode_unknown if applies.mode and not incident.mode else 0.0
 
 
-def _fact_score(candidate: Candidate, incident: IncidentView) -> float:
-    """The incident's figures for the step (``fits``, a named tensor or prefix). Figures
-    against it (``unless``) are premises: such a step never reaches the scoring."""
+def _fact_score(candidate: Candidate, incident: IncidentView, quoted: bool = False) -> float:
+    """The incident's figures for the step (``fits``, a named tensor or prefix, or the
+    error wording it quotes as its condition: ``quoted``). Figures against it (``unless``)
+    are premises: such a step never reaches the scoring."""
     applies, score = candidate.applies, 0.0
-    if set(applies.fits) & incident.facts or _names_fact(
-        candidate.step_action_tokens, incident.fact_words
+    if (
+        quoted
+        or set(applies.fits) & incident.facts
+        or _names_fact(candidate.step_action_tokens, incident.fact_words)
     ):
         score += WEIGHTS.fact
     elif _names_fact(candidate.step_reason_tokens, incident.fact_words):
@@ -307,15 +317,20 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
     # Relative to the best-retrieved runbook, an advice-only one included: a runbook ranked
     # below the message's advice is that much less likely to be about this failure.
     top = ctx.top_runbook or runbooks[0]
+    shown = quoted_text(ctx.error_type or "", ctx.message or "", error_log_texts(ctx.logs))
     for candidate in candidates:
         own = candidate.step_action_tokens
         overlap = shared(own) + WEIGHTS.reason_share * shared(candidate.step_reason_tokens - own)
+        # A step whose quoted condition the error says is about this incident: it fits, and
+        # its place in the runbook (a prior for when nothing tells the steps apart) is moot.
+        quoted = quotes_incident(candidate.evidence.remediation[candidate.position], shown)
+        place = 0 if quoted else candidate.position
         candidate.parts = {
             "runbook": WEIGHTS.runbook * (1.0 - _gap(candidate.evidence, top)),
-            "position": -WEIGHTS.position_penalty * candidate.position,
+            "position": -WEIGHTS.position_penalty * place,
             "overlap": WEIGHTS.overlap * math.log1p(overlap / WEIGHTS.overlap_scale),
             "setting": _setting_score(candidate.applies, incident, named),
-            "fact": _fact_score(candidate, incident),
+            "fact": _fact_score(candidate, incident, quoted),
         }
         candidate.score = sum(candidate.parts.values())
         candidate.preference = _setting_bet(candidate.applies, incident)
