@@ -3,9 +3,9 @@
 Embedding the bundled corpus (~1,500 chunks) costs 40-270 s of CPU on the 2-core box, on
 every fresh machine: the first `make run`, a new container, each CI clone. The vectors are
 a pure function of the model's weights, the libraries that run it and a chunk's text, so
-they are computed once (``manage.py runbooks ship-vectors``) and stored beside the code in
-``shipped-vectors.npz``: the model id they were made with, the sha256 of each text, and
-the float32 vectors (~2.4 MB).
+they are computed once (``manage.py runbooks ship-vectors``, :mod:`rca.corpus.shipping`)
+and stored beside the code in ``shipped-vectors.npz``: the model id they were made with,
+the sha256 of each text, and the float32 vectors (~2.2 MB compressed).
 
 They are used only when the model id matches :func:`rca.corpus.embeddings.cache_model_id`
 exactly (the weights' digest and the installed sentence-transformers, transformers,
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["SHIPPED_PATH", "lookup", "ship_bundled", "write"]
+__all__ = ["SHIPPED_PATH", "lookup", "write"]
 
 log = logging.getLogger(__name__)
 
@@ -111,16 +111,3 @@ def write(
     os.replace(tmp, path)
     _table.cache_clear()
     return len(rows)
-
-
-def ship_bundled(path: Path = SHIPPED_PATH) -> int:
-    """Write the vectors of every bundled chunk text, as the configured model makes them:
-    from the cache or the file itself where known, the rest by the model. Texts no longer
-    in the corpus are dropped."""
-    from rca.corpus import files
-    from rca.corpus.embeddings import cache_model_id, cached_vectors, chunk_cache
-
-    runbooks = files.load_directory(files.bundled_runbook_dir())
-    texts = list(dict.fromkeys(c.text for rb in runbooks for c in files.chunk_runbook(rb)))
-    vectors, _known = cached_vectors(texts, chunk_cache())
-    return write(zip(texts, vectors, strict=True), cache_model_id(), path)

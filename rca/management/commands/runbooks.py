@@ -65,7 +65,8 @@ class Command(BaseCommand):
         **options: Any,
     ) -> None:
         if action == "ship-vectors":
-            from rca.corpus.shipped_vectors import SHIPPED_PATH, ship_bundled
+            from rca.corpus.shipped_vectors import SHIPPED_PATH
+            from rca.corpus.shipping import ship_bundled
 
             self.stdout.write(f"{ship_bundled()} chunk vectors written to {SHIPPED_PATH}")
             return
