@@ -18,6 +18,17 @@ ids); one that cannot be stored comes here (`replay_write`), to the poison-row h
 A retry that arrives while the processor holds its first row finds no conflict once that
 row is deleted and is queued again; processing it then finds the incident stored
 (`store_incidents` is idempotent on event_id), answers nothing and deletes it.
+
+In gunicorn workers each request thread writes on its own connection (`enable_direct_commit`,
+the default): the prepared INSERT through psycopg's cursor, autocommitted, one round trip,
+no per-request health check (a connection idle for IDLE_PING_SECONDS is pinged first, so a
+database restarted meanwhile does not cost the next request a spool). PostgreSQL itself
+shares one WAL flush between the commits of concurrent connections. The group committer
+(`committer.py`, RCA_INBOX_GROUP_COMMIT) gathers a process's requests into one INSERT
+instead, at the cost of two thread hand-offs per request (the leader's gathering, the
+follower's wake-up): on this 2-core host, loaded by others, each wake-up waits for a CPU,
+and the hand-offs cost the single path more than the shared statement saved (issue 19,
+docs/MEASUREMENTS.md, 2026-12-06 12:00).
 """
 
 from __future__ import annotations
@@ -82,6 +93,11 @@ class Inserted(NamedTuple):
 
 #: This process's group committer, once `enable_group_commit()` ran (gunicorn workers).
 _committer: Committer | None = None
+#: Whether request threads write on their own connections (`enable_direct_commit()`).
+_direct = False
+#: Seconds a thread's connection may sit idle before a direct write pings it first.
+IDLE_PING_SECONDS = 5.0
+_thread = threading.local()  # when this thread's connection last wrote (`used_at`)
 
 
 def enable_group_commit(threads: int = 0) -> None:
@@ -90,6 +106,13 @@ def enable_group_commit(threads: int = 0) -> None:
     serves at once (gunicorn's threads per worker), the most a commit can gather."""
     global _committer
     _committer = Committer(_insert_direct, wake, threads)
+
+
+def enable_direct_commit() -> None:
+    """Write each request's records on its own thread's connection, through psycopg's cursor
+    and without Django's per-request health check (module docstring)."""
+    global _direct
+    _direct = True
 
 
 def expecting() -> contextlib.AbstractContextManager[None]:
@@ -114,6 +137,8 @@ def write(records: Sequence[Record]) -> list[Inserted]:
         return []
     if _committer is not None and not connection.in_atomic_block:
         return [Inserted(*row) for row in _committer.write(records)]
+    if _direct and not connection.in_atomic_block:
+        return [Inserted(*row) for row in _write_direct(records)]
     inserted = [Inserted(*row) for row in _insert(records)]
     if inserted and not connection.in_atomic_block:  # in a transaction: seen at its commit
         wake()
@@ -152,6 +177,21 @@ def _insert_direct(records: Sequence[Record], conn: BaseDatabaseWrapper) -> list
     conn.ensure_connection()
     with conn.wrap_database_errors, conn.connection.cursor() as cursor:
         return _execute(conn, cursor, document(records))
+
+
+def _write_direct(records: Sequence[Record]) -> list[InsertedRow]:
+    """The prepared INSERT on this thread's connection, autocommitted; then the wake-up."""
+    now = time.monotonic()
+    if now - getattr(_thread, "used_at", 0.0) >= IDLE_PING_SECONDS and (
+        connection.connection is not None and not connection.is_usable()
+    ):
+        with contextlib.suppress(Exception):
+            connection.close()  # the database went away meanwhile: connect afresh
+    rows = _insert_direct(records, connection)
+    _thread.used_at = time.monotonic()
+    if rows:
+        wake()
+    return rows
 
 
 def _execute(conn: BaseDatabaseWrapper, cursor: Any, rows: str) -> list[InsertedRow]:
