@@ -216,7 +216,8 @@ def _build(
 
 def index_from_runbooks(runbooks: list[files.Runbook], *, embed: bool = True) -> CorpusIndex:
     """A scratch index straight from parsed runbooks (``rca eval --corpus``); embeds the
-    chunks in this process when ``embed`` (CLI and tests only: it loads the model)."""
+    chunks in this process when ``embed`` (CLI and tests only): vectors shipped or cached
+    for the same model and text are read back, the rest run the model (and are cached)."""
     rows = [
         {
             "slug": rb.slug,
@@ -235,9 +236,10 @@ def index_from_runbooks(runbooks: list[files.Runbook], *, embed: bool = True) ->
     ]
     index = _build(rows, chunks, files.corpus_version(runbooks))
     if embed and chunks:
-        from rca.corpus.embeddings import embed as embed_texts
+        from rca.corpus.embeddings import cached_vectors, chunk_cache
 
-        index.embeddings = np.array(embed_texts(index.chunk_texts), dtype=np.float32)
+        vectors, _known = cached_vectors(index.chunk_texts, chunk_cache())
+        index.embeddings = np.array(vectors, dtype=np.float32)
     return index
 
 
