@@ -14,15 +14,16 @@ from rca.corpus.embeddings import embed, embed_missing_chunks, model_path, model
 from rca.corpus.files import bundled_runbook_dir
 from rca.corpus.store import load_runbooks
 from rca.models import Runbook, RunbookChunk
-from tests.support.corpus import session_embedding_cache, store_embedded_runbooks
+from tests.support.corpus import store_embedded_runbooks
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _no_shipped_vectors(settings) -> None:
+def cache_only(settings, cache: str) -> None:
     """These tests are about the cache: the vectors shipped with the bundled runbooks
-    (tests/integration/test_shipped_vectors.py) would answer before the model runs."""
+    (tests/integration/test_shipped_vectors.py) would answer before the model runs. Set
+    after `store_embedded_runbooks()`, which may read them."""
+    settings.RCA_EMBEDDING_CACHE = cache
     settings.RCA_SHIPPED_VECTORS = "off"
 
 
@@ -31,29 +32,26 @@ def vectors() -> dict[str, list[float]]:
     return {text: np.asarray(vector).tolist() for text, vector in rows}
 
 
-def fresh_corpus() -> None:
-    """What a new database holds after `runbooks load`: every chunk, none embedded."""
-    Runbook.objects.all().delete()
-    load_runbooks()
-    assert not RunbookChunk.objects.filter(embedding__isnull=False).exists()
-
-
-def test_a_fresh_database_gets_the_whole_corpus_from_the_cache_without_the_model(settings, caplog):
-    store_embedded_runbooks()  # the model's vectors (computed once per test run)
+def test_a_fresh_database_gets_its_corpus_from_the_cache_without_the_model(
+    settings, tmp_path, caplog
+):
+    cache_only(settings, str(tmp_path / "cache"))
+    load_runbooks(one_runbook(tmp_path / "runbooks").parent)
+    count = embed_missing_chunks()  # the model's vectors, now cached
     before = vectors()
-    settings.RCA_EMBEDDING_CACHE = str(session_embedding_cache())
-    fresh_corpus()
+    Runbook.objects.all().delete()  # a new database
+    load_runbooks(tmp_path / "runbooks")
     uses = model_uses()
     with caplog.at_level(logging.INFO, logger="rca.corpus.embeddings"):
-        assert embed_missing_chunks() == len(before)
+        assert embed_missing_chunks() == count == len(before) > 2
     assert model_uses() == uses
     assert vectors() == before
-    assert f"({len(before)} from the cache)" in caplog.text
+    assert f"({count} from the cache)" in caplog.text
 
 
 def test_chunks_the_model_embeds_are_cached_for_the_next_database(settings, tmp_path, caplog):
     store_embedded_runbooks()
-    settings.RCA_EMBEDDING_CACHE = str(tmp_path / "cache")
+    cache_only(settings, str(tmp_path / "cache"))
     some = list(RunbookChunk.objects.order_by("pk")[:3])
     RunbookChunk.objects.filter(pk__in=[c.pk for c in some]).update(embedding=None)
     uses = model_uses()
@@ -72,7 +70,7 @@ def test_chunks_the_model_embeds_are_cached_for_the_next_database(settings, tmp_
 
 def test_with_the_cache_off_the_model_embeds(settings):
     store_embedded_runbooks()
-    settings.RCA_EMBEDDING_CACHE = "off"
+    cache_only(settings, "off")
     RunbookChunk.objects.filter(pk=RunbookChunk.objects.order_by("pk")[0].pk).update(embedding=None)
     uses = model_uses()
     assert embed_missing_chunks() == 1
@@ -80,7 +78,10 @@ def test_with_the_cache_off_the_model_embeds(settings):
 
 
 def one_runbook(directory: Path) -> Path:
-    """A runbook directory holding a copy of one bundled runbook, and that copy's path."""
+    """A runbook directory holding a copy of one bundled runbook, and that copy's path; the
+    database starts without runbooks (an earlier module may have stored the corpus: its
+    chunks would already be embedded)."""
+    Runbook.objects.all().delete()
     directory.mkdir()
     page = directory / "amp-loss-scale-overflow.md"
     shutil.copy(bundled_runbook_dir() / page.name, page)
@@ -90,7 +91,7 @@ def one_runbook(directory: Path) -> Path:
 def test_an_edited_runbook_embeds_only_its_changed_chunk_again(settings, tmp_path, caplog):
     """Re-importing a runbook with one section edited: the unchanged chunks come from the
     cache, the edited one is embedded by the model, and its vector is the new text's."""
-    settings.RCA_EMBEDDING_CACHE = str(tmp_path / "cache")
+    cache_only(settings, str(tmp_path / "cache"))
     page = one_runbook(tmp_path / "runbooks")
     load_runbooks(page.parent)
     uses = model_uses()
@@ -119,7 +120,7 @@ def test_another_model_is_not_answered_from_the_cache(settings, tmp_path, caplog
     """Vectors cached for one model are not served to another, even one whose vectors are
     the same (the bundled weights under another directory name), and the first model's
     stay cached for it."""
-    settings.RCA_EMBEDDING_CACHE = str(tmp_path / "cache")
+    cache_only(settings, str(tmp_path / "cache"))
     load_runbooks(one_runbook(tmp_path / "runbooks").parent)
     count = embed_missing_chunks()  # cached for the bundled model
     bundled = vectors()

@@ -10,7 +10,7 @@ from rca.corpus import files
 from rca.corpus.embeddings import cache_model_id, embed, embed_missing_chunks, model_uses
 from rca.corpus.shipped_vectors import SHIPPED_PATH, lookup
 from rca.corpus.store import load_runbooks
-from rca.models import EMBEDDING_DIM, RunbookChunk
+from rca.models import EMBEDDING_DIM, Runbook, RunbookChunk
 
 pytestmark = pytest.mark.django_db
 
@@ -34,6 +34,7 @@ def test_the_shipped_file_covers_the_bundled_corpus() -> None:
 
 def test_a_fresh_database_is_embedded_without_the_model(settings) -> None:
     settings.RCA_EMBEDDING_CACHE = "off"  # nothing from an earlier run on this machine
+    Runbook.objects.all().delete()  # what a new database holds: no chunk embedded
     load_runbooks()
     texts = set(RunbookChunk.objects.values_list("text", flat=True))
     shipped = lookup(texts, cache_model_id(), EMBEDDING_DIM)
