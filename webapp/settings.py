@@ -335,6 +335,9 @@ RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 RCA_INGEST_INLINE = env.bool("RCA_INGEST_INLINE", default=False)
 RCA_INBOX_POLL = env.float("RCA_INBOX_POLL", default=1.0)
 RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
+# How much nicer than the web processes the processor runs (0: as nice): in a storm the
+# accepting requests come first and processing catches up (ingest/inbox/runner.py).
+RCA_INBOX_NICE = env.int("RCA_INBOX_NICE", default=5)
 # gunicorn workers' inbox writes: each request on its own connection (false), or gathered per
 # process into one INSERT and commit (true: ingest/inbox/committer.py). Issue 19.
 RCA_INBOX_GROUP_COMMIT = env.bool("RCA_INBOX_GROUP_COMMIT", default=False)

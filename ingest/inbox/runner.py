@@ -6,7 +6,7 @@ while the processor is disconnected, and rows accepted then must not wait for th
 For a moment after any activity it looks every `write.WAKE_EVERY` seconds instead: a web
 process sends at most one wake-up per WAKE_EVERY, so a row committed just after one was
 sent has none of its own.
-It runs at a lower CPU priority than the web processes (`NICE`, RCA_INBOX_NICE): on a
+It runs at a lower CPU priority than the web processes (RCA_INBOX_NICE, default 5): on a
 machine of 2 cores it would otherwise take a third of the CPU from the requests that
 accept (issue 19: scrubbing, parsing and grouping cost more per incident than the accept
 does). Nice only decides who waits while both want the CPU: once the requests stop, or
@@ -63,8 +63,6 @@ def replay_spool(chunk: int = 500) -> int:
     return int(spool.replay(spool_first.store, chunk=max(1, chunk)))  # a transaction each
 
 
-#: How much nicer than the web processes the processor runs (RCA_INBOX_NICE; 0: as nice).
-NICE = 5
 #: Seconds from one claim to the next while incidents arrive faster than LINGER_RATE a
 #: second (0: claim again at once). Adds up to LINGER to accept -> stored in a storm only.
 LINGER = 0.1
@@ -75,7 +73,7 @@ def lower_priority() -> None:
     """Raise this process's niceness by RCA_INBOX_NICE (once; never lowers it)."""
     from django.conf import settings
 
-    step = int(getattr(settings, "RCA_INBOX_NICE", NICE))
+    step = int(settings.RCA_INBOX_NICE)
     if step > 0:
         try:
             os.nice(step)
