@@ -330,16 +330,13 @@ RCA_RATE_LIMIT_BURST = env.float("RCA_RATE_LIMIT_BURST", default=500)
 RCA_SCRUB = env.bool("RCA_SCRUB", default=True)
 # Accept-then-process (ingest/inbox/): a request writes incidents to the inbox and answers;
 # `manage.py process_inbox` stores them, woken by NOTIFY, else every RCA_INBOX_POLL seconds,
-# RCA_INBOX_BATCH rows per transaction. RCA_INGEST_INLINE: the request stores its own rows
-# before answering, so the answer carries incident and issue ids (the test suite's mode).
+# RCA_INBOX_BATCH rows per transaction, RCA_INBOX_NICE nicer than the web (0: as nice).
+# RCA_INGEST_INLINE: the request stores its rows before answering, ids in the answer (tests).
 RCA_INGEST_INLINE = env.bool("RCA_INGEST_INLINE", default=False)
 RCA_INBOX_POLL = env.float("RCA_INBOX_POLL", default=1.0)
 RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
-# How much nicer than the web processes the processor runs (0: as nice): in a storm the
-# accepting requests come first and processing catches up (ingest/inbox/runner.py).
 RCA_INBOX_NICE = env.int("RCA_INBOX_NICE", default=5)
-# gunicorn workers' inbox writes: each request on its own connection (false), or gathered per
-# process into one INSERT and commit (true: ingest/inbox/committer.py). Issue 19.
+# Inbox writes: each request on its own connection, or one INSERT per web process (true).
 RCA_INBOX_GROUP_COMMIT = env.bool("RCA_INBOX_GROUP_COMMIT", default=False)
 # While a backlog exists, each full batch is followed by the RCA_INBOX_FRESH_BATCH newest rows,
 # so a failure posted after a storm is stored in the next turn (0: strictly oldest first).
