@@ -154,7 +154,9 @@ _VALUE = (
     r'"(?:[^"\\\n]|\\.)*"?'  # "quoted", possibly unterminated at the end of a line
     r'|\\"[^"\\\n]*(?:\\")?'  # \"quoted\" inside a JSON string
     r"|'[^'\n]*'?"
-    r"|[^ \t\r\n,;&'\"}\])]+"
+    # bare; a marker an earlier rule wrote is taken whole ("redis://:[redacted:password]@"),
+    # else the value would end at its "]" and the next scrub read the rest as a password
+    r"|(?:\[redacted:[a-z_]+\]|[^ \t\r\n,;&'\"}\])])+"
 )
 _ASSIGNMENT = (
     # key, quote, separator, value: groups 1-4 (see _assignment)
