@@ -56,6 +56,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "ag",
         "ah",
         "ai",
+        "aj",
     )
 )
 
