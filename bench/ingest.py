@@ -5,9 +5,10 @@ machine moves the figures but not much their ratios. Four paths, the same failur
 
 * `healthz`: `GET /healthz` (touches nothing) with the same server and client: what one
   request costs before any ingest work; the single and envelope paths' target is >= 0.5x.
-  Each of those two is also compared with a `GET /healthz` round on its own server just
-  before it is timed (`*_vs_floor_here`): on a machine others load, minutes apart the
-  floor moves more than the ratio does;
+  Each of those two is also timed in BENCH_ROUNDS rounds on its own server, each round
+  right after as many `GET /healthz` (`*_vs_floor_here`: the median of the rounds' ratios,
+  `*_round_ratios`: each): on a machine others load, the floor moves more in a minute than
+  the ratio does, and rounds a second apart see the same load;
 * `single`: one incident per `POST /api/v1/incidents` (our SDK, curl);
 * `envelope`: one event per `POST /api/<project>/envelope/`, the body a Sentry SDK sends
   (bench/sentry_envelopes.py), authenticated by the DSN's public key;
@@ -64,6 +65,8 @@ STORM = os.environ.get("BENCH_STORM", "1") != "0"  # 0: skip the storm (minutes)
 # Extra gunicorn options after make run's, e.g. "--workers 3 --threads 2" (floor included).
 GUNICORN = os.environ.get("BENCH_GUNICORN", "").split()
 WARM = 50  # incidents sent before timing each path: connections, caches
+# Single and envelope paths: rounds alternating GET /healthz and the path on one server.
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 
 
 def payloads(n: int) -> list[dict]:
@@ -80,7 +83,8 @@ class Phase:
     drain_s: float = 0.0  # from the last answer until the inbox was empty
     p50_ms: float = 0.0  # accept -> stored
     p95_ms: float = 0.0
-    floor: float = 0.0  # GET /healthz per second on this server just before (single, envelope)
+    floor: float = 0.0  # GET /healthz per second on this server, rounds interleaved (interleaved)
+    ratios: list[float] = field(default_factory=list)  # each round's rate over its floor's
 
 
 class Stack:
@@ -190,24 +194,47 @@ def bench_http(work: list, project: Any, key: str, mode: str) -> Phase:
             list(pool.map(send, work[:warm]))
             accepted_at.clear()
             timed = work[warm:]
-            floor = 0.0
-            if mode in ("single", "envelope"):  # the floor again, same server, moments before
+            if mode in ("single", "envelope"):
                 time.sleep(0.5)  # the processor has stored the warm-up
+                ok, elapsed, floor, ratios = interleaved(pool, send, healthz, timed)
+            else:
                 start = time.perf_counter()
-                floor = sum(pool.map(healthz, timed)) / (time.perf_counter() - start)
-            start = time.perf_counter()
-            ok = sum(pool.map(send, timed)) if mode != "paced" else paced(send, timed)
-            elapsed = time.perf_counter() - start
+                ok = sum(pool.map(send, timed)) if mode != "paced" else paced(send, timed)
+                elapsed, floor, ratios = time.perf_counter() - start, 0.0, []
             last = time.time()
         if ok != len(timed):
             raise SystemExit(f"{mode}: {len(timed) - ok} of {len(timed)} requests not accepted")
         size = BATCH if mode == "batch" else 1
         phase = Phase(len(timed) * size / elapsed, dict(accepted_at), last, floor=floor)
+        phase.ratios = ratios
         if mode != "healthz":
             drain(phase)
         return phase
     finally:
         stack.stop()
+
+
+def interleaved(
+    pool: ThreadPoolExecutor, send: Any, healthz: Any, timed: list
+) -> tuple[int, float, float, list[float]]:
+    """`timed` sent in ROUNDS chunks, each right after as many `GET /healthz` on the same
+    server: the path's accepted count and seconds, the floor's rate over all its rounds, and
+    each round's ratio of the path's rate to the floor's just before it. A shared machine's
+    load drifts over seconds; paired rounds a second apart see the same load, and their
+    median ratio moves far less than one floor phase set against one path phase."""
+    ok, elapsed, floor_n, floor_s, ratios = 0, 0.0, 0, 0.0, []
+    size = -(-len(timed) // ROUNDS)
+    for chunk in (timed[i : i + size] for i in range(0, len(timed), size)):
+        start = time.perf_counter()
+        floor_n += sum(pool.map(healthz, chunk))
+        here = time.perf_counter() - start
+        floor_s += here
+        start = time.perf_counter()
+        ok += sum(pool.map(send, chunk))
+        took = time.perf_counter() - start
+        elapsed += took
+        ratios.append((len(chunk) / took) / (len(chunk) / here))
+    return ok, elapsed, floor_n / floor_s, ratios
 
 
 def paced(send: Any, bodies: list) -> int:
@@ -330,8 +357,9 @@ def main() -> None:
         if mode in ("single", "envelope"):
             line += (
                 f" ({rates[mode] / phases['healthz'].rate:.2f}x the floor;"
-                f" {rates[mode] / phases[mode].floor:.2f}x the {phases[mode].floor:.0f}/s"
-                " GET /healthz of the same server just before)"
+                f" {paired(phases[mode]):.2f}x the GET /healthz of the same server in"
+                f" {len(phases[mode].ratios)} alternated rounds, median; its floor"
+                f" {phases[mode].floor:.0f}/s)"
             )
         if mode != "healthz":
             p = phases[mode]
@@ -375,8 +403,10 @@ def main() -> None:
                 "single_vs_healthz": round(rates["single"] / rates["healthz"], 2),
                 "envelope_vs_healthz": round(rates["envelope"] / rates["healthz"], 2),
                 # against GET /healthz on the same server moments before (less load drift)
-                "single_vs_floor_here": round(rates["single"] / phases["single"].floor, 2),
-                "envelope_vs_floor_here": round(rates["envelope"] / phases["envelope"].floor, 2),
+                "single_vs_floor_here": round(paired(phases["single"]), 2),
+                "envelope_vs_floor_here": round(paired(phases["envelope"]), 2),
+                "single_round_ratios": [round(r, 2) for r in phases["single"].ratios],
+                "envelope_round_ratios": [round(r, 2) for r in phases["envelope"].ratios],
                 "batch_vs_raw": round(rates["batch"] / raw, 2),
                 "storm_analyses": storm["storm_analyses"],
                 "storm_incidents": storm["storm_incidents"],
@@ -389,6 +419,11 @@ def main() -> None:
             }
         )
     )
+
+
+def paired(phase: Phase) -> float:
+    """The median of a path's per-round ratios to the GET /healthz round just before each."""
+    return statistics.median(phase.ratios)
 
 
 def load() -> list[float]:
