@@ -15,7 +15,9 @@ generic wording.
 Lookups, tried in this order, each the generic form of a kind of incident:
 
 - a binary asks for a library major the machine lacks, and the table says which release of
-  the installed package is built for the other major (upgrade, else downgrade);
+  the installed package is built for the other major (upgrade, else downgrade), or, for a
+  table of one tested configuration per release (``missing_library = "install"``), what the
+  installed release's own row needs;
 - a library runs at one version against a build for another, and a table pairs releases of
   a package the incident uses with the running version;
 - two installed packages the table pairs are not a pair (``torch`` / ``torchvision``);
@@ -116,6 +118,10 @@ class Table:
     frameworks: frozenset[str]
     columns: tuple[str, ...]
     rows: tuple[Row, ...]
+    #: What a missing library major gives: "move" the package to a release built for the
+    #: other major, or "install" what the installed release's own row names (a table of one
+    #: tested configuration per release, where the other major is only a guess about the host).
+    missing_library: str = "move"
 
     def row_for(self, version: tuple[int, ...], default_only: bool = True) -> Row | None:
         """The first row (file order: the page's) listing ``version``."""
@@ -153,6 +159,7 @@ def _table(data: dict[str, Any]) -> Table | None:
         frameworks,
         columns,
         tuple(rows),
+        "install" if data.get("missing_library") == "install" else "move",
     )
 
 
@@ -223,6 +230,9 @@ def _soname_pairing(lines: list[str], installed: dict[str, tuple[int, ...]]) -> 
         current = table.row_for(version)
         if current is None or parse_version(current.values.get(component, ""))[:1] != (missing,):
             continue
+        if table.missing_library == "install":
+            needed = f"{current.name} {_dotted(version)} is {table.relation}"
+            return f"install {_shown(current)}, what {needed}"
         other = [r for r in table.rows if r.default and r is not current]
         other = [r for r in other if parse_version(r.values.get(component, ""))[:1] != (missing,)]
         newer = [r for r in other if _padded(r.lowest) > _padded(current.lowest)]

@@ -21,6 +21,23 @@ from rca.suggestion.api_changes import documented_change
         ("AttributeError: module 'jax' has no attribute 'partial'", "< 0.2.21", "v0.2.21"),
         ("AttributeError: module 'jax' has no attribute 'soft_pmap'", "< 0.3.18", "v0.3.18"),
         ("ImportError: cannot import name 'xmap' from 'jax.experimental.maps'", "< 0.4.31", "632"),
+        (
+            "AttributeError: module 'jax.numpy' has no attribute 'DeviceArray'",
+            "< 0.4.14",
+            "CHANGELOG",
+        ),
+        (
+            "AttributeError: module 'jax.random' has no attribute 'KeyArray'",
+            "< 0.4.24",
+            "CHANGELOG",
+        ),
+        ("AttributeError: module 'jax' has no attribute 'tree_map'", "< 0.6.0", "CHANGELOG"),
+        ("AttributeError: module 'jax.core' has no attribute 'Primitive'", "< 0.6.0", "CHANGELOG"),
+        (
+            "AttributeError: 'Config' object has no attribute 'jax_experimental_name_stack'",
+            "< 0.3.25",
+            "CHANGELOG",
+        ),
     ],
 )
 def test_removed_jax_names_get_the_release_and_cite_the_page_that_states_it(
@@ -41,3 +58,20 @@ def test_the_replacement_is_named_and_an_install_before_the_removal_gives_nothin
 
 def test_names_other_packages_own_are_not_jax_rows() -> None:
     assert documented_change("AttributeError: module 'torch' has no attribute 'mask'", []) is None
+
+
+def test_jax_array_is_an_addition_so_its_absence_asks_for_the_upgrade() -> None:
+    change = documented_change("AttributeError: module 'jax' has no attribute 'Array'", [])
+    assert change is not None
+    assert (change.direction, change.target) == ("upgrade", ">= 0.4.1")
+    assert "jax-v0.4.1" in change.source
+    assert (
+        documented_change("AttributeError: module 'jax' has no attribute 'Array'", ["jax==0.4.13"])
+        is None
+    )
+
+
+def test_a_jax_core_name_later_releases_added_is_not_read_as_removed() -> None:
+    # CallPrimitive was missing from old jax (upgrade) and removed again in 0.11: no row.
+    message = "AttributeError: module 'jax.core' has no attribute 'CallPrimitive'"
+    assert documented_change(message, []) is None

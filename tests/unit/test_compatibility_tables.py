@@ -69,6 +69,33 @@ def test_tensorflow_cudnn_build_pairs_by_tested_configurations() -> None:
     assert documented_pairing([text], {"pytorch"}) == ""
 
 
+def test_tensorflow_missing_cuda_library_names_the_installed_releases_tested_configuration() -> (
+    None
+):
+    text = (
+        "Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot"
+        " open shared object file: No such file or directory"
+    )
+    pairing = documented_pairing([text, "tensorflow==2.5.0"], {"tensorflow"})
+    # One tested configuration per release: install it, no guess at the host's other CUDA.
+    assert pairing == "install cuDNN 8.1 and CUDA 11.2, what tensorflow 2.5.0 is tested with"
+    cudnn = "dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory"
+    pairing = documented_pairing([cudnn, "tensorflow                2.15.0"], {"tensorflow"})
+    assert pairing.startswith("install cuDNN 8.9 and CUDA 12.2, what tensorflow 2.15.0")
+    # A release the page does not list (2.16.2: the page names 2.16.1) gives nothing.
+    assert documented_pairing([text, "tensorflow==2.16.2"], {"tensorflow"}) == ""
+
+
+def test_torch_2_4_to_2_7_pair_with_their_domain_libraries() -> None:
+    lines = ["torch                     2.5.1", "torchvision               0.21.0"]
+    pairing = documented_pairing(["\n".join(lines)], set())
+    assert pairing.startswith(
+        "downgrade torchvision to 0.20.x, the release paired with torch 2.5.1"
+    )
+    paired = ["torch                     2.7.0", "torchvision               0.22.0"]
+    assert documented_pairing(["\n".join(paired)], set()) == ""
+
+
 def test_one_row_holding_both_versions_gives_nothing() -> None:
     text = "Loaded runtime CuDNN library: 7.3.1 but source was compiled with: 7.5.0."
     assert documented_pairing([text], {"tensorflow"}) == ""
