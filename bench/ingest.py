@@ -50,6 +50,8 @@ from typing import Any
 
 import _env
 import sentry_envelopes
+from raw_insert import bench_raw
+from rounds import interleaved, paired
 from storm_analyses import storm_analyses
 
 from webapp.supervisor import gunicorn_argv
@@ -196,7 +198,7 @@ def bench_http(work: list, project: Any, key: str, mode: str) -> Phase:
             timed = work[warm:]
             if mode in ("single", "envelope"):
                 time.sleep(0.5)  # the processor has stored the warm-up
-                ok, elapsed, floor, ratios = interleaved(pool, send, healthz, timed)
+                ok, elapsed, floor, ratios = interleaved(pool, send, healthz, timed, ROUNDS)
             else:
                 start = time.perf_counter()
                 ok = sum(pool.map(send, timed)) if mode != "paced" else paced(send, timed)
@@ -212,29 +214,6 @@ def bench_http(work: list, project: Any, key: str, mode: str) -> Phase:
         return phase
     finally:
         stack.stop()
-
-
-def interleaved(
-    pool: ThreadPoolExecutor, send: Any, healthz: Any, timed: list
-) -> tuple[int, float, float, list[float]]:
-    """`timed` sent in ROUNDS chunks, each right after as many `GET /healthz` on the same
-    server: the path's accepted count and seconds, the floor's rate over all its rounds, and
-    each round's ratio of the path's rate to the floor's just before it. A shared machine's
-    load drifts over seconds; paired rounds a second apart see the same load, and their
-    median ratio moves far less than one floor phase set against one path phase."""
-    ok, elapsed, floor_n, floor_s, ratios = 0, 0.0, 0, 0.0, []
-    size = -(-len(timed) // ROUNDS)
-    for chunk in (timed[i : i + size] for i in range(0, len(timed), size)):
-        start = time.perf_counter()
-        floor_n += sum(pool.map(healthz, chunk))
-        here = time.perf_counter() - start
-        floor_s += here
-        start = time.perf_counter()
-        ok += sum(pool.map(send, chunk))
-        took = time.perf_counter() - start
-        elapsed += took
-        ratios.append((len(chunk) / took) / (len(chunk) / here))
-    return ok, elapsed, floor_n / floor_s, ratios
 
 
 def paced(send: Any, bodies: list) -> int:
@@ -267,44 +246,6 @@ def drain(phase: Phase) -> None:
     latencies = sorted(stored[e].timestamp() - t for e, t in phase.accepted_at.items())
     phase.p50_ms = 1000 * statistics.median(latencies)
     phase.p95_ms = 1000 * latencies[int(0.95 * (len(latencies) - 1))]
-
-
-def bench_raw(items: list[dict], threads: int = 1) -> float:
-    """Committed one-row INSERTs/s into a scratch table, from `threads` connections at once.
-
-    One thread is the batch path's `raw` floor. CLIENTS threads (`durable`) are what the
-    single and envelope paths could reach at most if a request were nothing but its durable
-    write: concurrent commits share WAL flushes in PostgreSQL, so it says how far this
-    disk, at this moment, bounds the paths apart from CPU."""
-    import psycopg
-    from django.db import connection
-
-    db = connection.settings_dict
-    conninfo = f"dbname={db['NAME']} user={db['USER']} host={db['HOST']}"
-    if db.get("PORT"):
-        conninfo += f" port={db['PORT']}"
-    if db.get("PASSWORD"):
-        conninfo += f" password={db['PASSWORD']}"
-    local, opened = threading.local(), []
-
-    def insert(item: dict) -> None:
-        if not hasattr(local, "conn"):
-            local.conn = psycopg.connect(conninfo, autocommit=True)
-            opened.append(local.conn)
-        local.conn.execute("INSERT INTO bench_raw (body) VALUES (%s)", (json.dumps(item),))
-
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute("CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY, body jsonb)")
-        conn.execute("TRUNCATE bench_raw")
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(insert, items[:WARM]))  # connections
-            start = time.perf_counter()
-            list(pool.map(insert, items[WARM:]))
-            elapsed = time.perf_counter() - start
-        for each in opened:
-            each.close()
-        conn.execute("DROP TABLE bench_raw")
-    return (len(items) - WARM) / elapsed
 
 
 def warm_requests(size: int) -> int:
@@ -357,7 +298,7 @@ def main() -> None:
         if mode in ("single", "envelope"):
             line += (
                 f" ({rates[mode] / phases['healthz'].rate:.2f}x the floor;"
-                f" {paired(phases[mode]):.2f}x the GET /healthz of the same server in"
+                f" {paired(phases[mode].ratios):.2f}x the GET /healthz of the same server in"
                 f" {len(phases[mode].ratios)} alternated rounds, median; its floor"
                 f" {phases[mode].floor:.0f}/s)"
             )
@@ -403,8 +344,8 @@ def main() -> None:
                 "single_vs_healthz": round(rates["single"] / rates["healthz"], 2),
                 "envelope_vs_healthz": round(rates["envelope"] / rates["healthz"], 2),
                 # against GET /healthz on the same server moments before (less load drift)
-                "single_vs_floor_here": round(paired(phases["single"]), 2),
-                "envelope_vs_floor_here": round(paired(phases["envelope"]), 2),
+                "single_vs_floor_here": round(paired(phases["single"].ratios), 2),
+                "envelope_vs_floor_here": round(paired(phases["envelope"].ratios), 2),
                 "single_round_ratios": [round(r, 2) for r in phases["single"].ratios],
                 "envelope_round_ratios": [round(r, 2) for r in phases["envelope"].ratios],
                 "batch_vs_raw": round(rates["batch"] / raw, 2),
@@ -419,11 +360,6 @@ def main() -> None:
             }
         )
     )
-
-
-def paired(phase: Phase) -> float:
-    """The median of a path's per-round ratios to the GET /healthz round just before each."""
-    return statistics.median(phase.ratios)
 
 
 def load() -> list[float]:
