@@ -42,3 +42,20 @@ def test_an_install_older_than_the_removal_gives_nothing() -> None:
     # transformers 3.3.1 lacked evaluation_strategy because it predates it (no 4.46 removal).
     removed = REJECTED.format(owner="TrainingArguments", name="evaluation_strategy")
     assert documented_change(removed, ["transformers==3.3.1"]) is None
+
+
+def test_huggingface_hub_1_0_removals_from_its_migration_guide() -> None:
+    message = "ImportError: cannot import name 'HfFolder' from 'huggingface_hub'"
+    change = documented_change(message, [])
+    assert change is not None
+    assert (change.package, change.direction, change.target) == (
+        "huggingface_hub",
+        "downgrade",
+        "< 1.0",
+    )
+    assert "get_token" in change.note and "migration" in change.source
+    rejected = "TypeError: hf_hub_download() got an unexpected keyword argument 'use_auth_token'"
+    change = documented_change(rejected, [])
+    assert change is not None and change.target == "< 1.0" and "token=" in change.note
+    # A 0.x install shown in the incident contradicts the removal: nothing.
+    assert documented_change(message, ["huggingface_hub==0.20.3"]) is None
