@@ -336,8 +336,8 @@ RCA_INGEST_INLINE = env.bool("RCA_INGEST_INLINE", default=False)
 RCA_INBOX_POLL = env.float("RCA_INBOX_POLL", default=1.0)
 RCA_INBOX_BATCH = env.int("RCA_INBOX_BATCH", default=500)
 RCA_INBOX_NICE = env.int("RCA_INBOX_NICE", default=5)
-# Inbox writes: each request on its own connection, or one INSERT per web process (true).
-RCA_INBOX_GROUP_COMMIT = env.bool("RCA_INBOX_GROUP_COMMIT", default=False)
+# Inbox writes: one INSERT per web process for its concurrent requests, or each on its own
+RCA_INBOX_GROUP_COMMIT = env.bool("RCA_INBOX_GROUP_COMMIT", default=True)  # connection (false)
 # While a backlog exists, each full batch is followed by the RCA_INBOX_FRESH_BATCH newest rows,
 # so a failure posted after a storm is stored in the next turn (0: strictly oldest first).
 RCA_INBOX_FRESH_BATCH = env.int("RCA_INBOX_FRESH_BATCH", default=50)

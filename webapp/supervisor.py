@@ -322,9 +322,11 @@ class Supervisor:
 
 
 def gunicorn_argv(port: int, *options: str) -> list[str]:
-    """The web server as every runner starts it: 2 workers of 4 threads on loopback, plus
-    `options`. Threads, so that a worker has several ingest requests in flight and its inbox
-    committer writes them in one commit (ingest/inbox/committer.py; issue 19)."""
+    """The web server as every runner starts it: 2 workers of 16 threads on loopback, plus
+    `options`. Threads, so that a worker has many ingest requests in flight and its inbox
+    committer writes them in one commit (ingest/inbox/committer.py; issue 19): an accept
+    waits mostly for a WAL flush, and with 4 threads a storm's requests queued behind
+    those waits while the CPU idled (docs/MEASUREMENTS.md, 2026-12-06 15:00)."""
     return [
         sys.executable,
         "-m",
@@ -339,7 +341,7 @@ def gunicorn_argv(port: int, *options: str) -> list[str]:
         "--worker-class",
         "gthread",
         "--threads",
-        "4",
+        "16",
         *options,
     ]
 

@@ -19,16 +19,17 @@ A retry that arrives while the processor holds its first row finds no conflict o
 row is deleted and is queued again; processing it then finds the incident stored
 (`store_incidents` is idempotent on event_id), answers nothing and deletes it.
 
-In gunicorn workers each request thread writes on its own connection (`enable_direct_commit`,
-the default): the prepared INSERT through psycopg's cursor, autocommitted, one round trip,
-no per-request health check (a connection idle for IDLE_PING_SECONDS is pinged first, so a
-database restarted meanwhile does not cost the next request a spool). PostgreSQL itself
-shares one WAL flush between the commits of concurrent connections. The group committer
-(`committer.py`, RCA_INBOX_GROUP_COMMIT) gathers a process's requests into one INSERT
-instead, at the cost of two thread hand-offs per request (the leader's gathering, the
-follower's wake-up): on this 2-core host, loaded by others, each wake-up waits for a CPU,
-and the hand-offs cost the single path more than the shared statement saved (issue 19,
-docs/MEASUREMENTS.md, 2026-12-06 12:00).
+In gunicorn workers the group committer (`committer.py`, RCA_INBOX_GROUP_COMMIT, the
+default) gathers a process's concurrent requests into one INSERT and one commit. With
+RCA_INBOX_GROUP_COMMIT=false each request thread writes on its own connection instead
+(`enable_direct_commit`): the prepared INSERT through psycopg's cursor, autocommitted, one
+round trip, no per-request health check (a connection idle for IDLE_PING_SECONDS is pinged
+first, so a database restarted meanwhile does not cost the next request a spool). Which is
+cheaper depends on how many requests are in flight (issue 19, docs/MEASUREMENTS.md): with
+4 threads a worker the committer's two hand-offs per request cost more than the shared
+statement saved (2026-12-06 12:00); with 16 (`make run`'s now), 32 backends committing at
+once spent 1.2 ms of PostgreSQL CPU per single request contending for the WAL, the
+committer 0.05 ms, with ~11 requests per WAL flush against ~3 (2026-12-06 15:00).
 """
 
 from __future__ import annotations
