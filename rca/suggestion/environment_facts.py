@@ -99,6 +99,15 @@ _NO_GPU_BUILD = linear(
     r"|\bnot\s+(?:compiled|built)\s+with\s+(?:GPU|CUDA|ROCm)\b",
     ignore_case=True,
 )
+#: A loader that says it took its CPU-only binary because no GPU one fits: bitsandbytes'
+#: "CUDA SETUP: Defaulting to libbitsandbytes_cpu.so..." and "Loading binary
+#: .../libbitsandbytes_cpu.so" (the state its later releases word "compiled without GPU
+#: support"); any ``<name>_cpu`` shared library a line says it defaults or falls back to.
+_CPU_BINARY_CHOSEN = linear(
+    r"\b(?:default(?:s|ed|ing)?|fall(?:s|ing)?\s*back|loading\s+binary)\s+(?:to\s+)?"
+    r"[^\s]{0,300}_cpu\.(?:so|dll|dylib)\b",
+    ignore_case=True,
+)
 #: ONNX Runtime's list of the execution providers its build has ("Available providers:
 #: 'AzureExecutionProvider, CPUExecutionProvider'"): a list with no GPU provider in it.
 _AVAILABLE_PROVIDERS = linear(
@@ -218,7 +227,7 @@ def _built_for_other_version(lines: Sequence[str]) -> bool:
 def _gpu_support_not_built(lines: Sequence[str]) -> bool:
     """A line says the installed build has no GPU support, or lists only host providers."""
     for line in lines:
-        if _NO_GPU_BUILD.search(line):
+        if _NO_GPU_BUILD.search(line) or _CPU_BINARY_CHOSEN.search(line):
             return True
         for match in _AVAILABLE_PROVIDERS.finditer(line):
             names = {m.group(1).lower() for m in _PROVIDER.finditer(match.group("list"))}

@@ -15,6 +15,8 @@ quantized checkpoint" is then no fix for its out-of-memory error.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rca.suggestion.environment_facts import environment_facts
 from rca.suggestion.premises import read_premises
@@ -42,10 +44,35 @@ _ORT_CPU_ONLY = (
         "AssertionError: Torch not compiled with CUDA enabled",
         "RuntimeError: this PyTorch build was built without CUDA support",
         "paddle is not compiled with CUDA, so the GPU place cannot be used",
+        "CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...",
+        "CUDA SETUP: Loading binary /opt/venv/site-packages/bitsandbytes/libbitsandbytes_cpu.so...",
+        r"falling back to C:\venv\Lib\site-packages\bitsandbytes\libbitsandbytes_cpu.dll",
     ],
 )
 def test_a_build_without_gpu_support_is_read_from_many_wordings(line: str) -> None:
     assert "gpu-support-not-built" in environment_facts([line])
+
+
+_NAME = st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True)
+_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=_TEXT, library=_NAME, suffix=st.sampled_from(["so", "dll", "dylib"]))
+def test_a_loader_defaulting_to_its_cpu_binary_is_a_build_without_gpu_support(
+    before: str, library: str, suffix: str
+) -> None:
+    line = f"{before}\nCUDA SETUP: Defaulting to lib{library}_cpu.{suffix}..."
+    assert "gpu-support-not-built" in environment_facts([line])
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_TEXT)
+def test_text_naming_no_cpu_binary_and_no_missing_gpu_build_gives_no_such_fact(text: str) -> None:
+    lowered = text.lower()
+    if any(word in lowered for word in ("_cpu", "without", "not", "available providers")):
+        return
+    assert "gpu-support-not-built" not in environment_facts([text])
 
 
 @pytest.mark.parametrize(
@@ -58,6 +85,10 @@ def test_a_build_without_gpu_support_is_read_from_many_wordings(line: str) -> No
         "jaxlib was compiled with CUDA 12.2 support.",
         "CUDA error: no kernel image is available for execution on the device",
         "Please compile with GPU support to get the fast kernels",
+        "CUDA SETUP: Loading binary /venv/site-packages/bitsandbytes/libbitsandbytes_cuda121.so",
+        "AttributeError: /site-packages/bitsandbytes/libbitsandbytes_cpu.so: undefined symbol:"
+        " cquantize_blockwise_fp16_nf4",
+        "CUDA SETUP: Defaulting to libbitsandbytes.so...",
     ],
 )
 def test_builds_that_have_gpu_support_or_say_nothing_of_it_give_no_such_fact(line: str) -> None:
