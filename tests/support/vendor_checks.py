@@ -8,7 +8,7 @@ fix terms are the words of the fix that page documents. Routing is lexical only
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,3 +82,32 @@ def check_expected_misses_named(wordings: Iterable[Wording], expected_miss: froz
     ids = [w.message[:60] for w in wordings]
     assert len(set(ids)) == len(ids)
     assert set(ids) >= expected_miss
+
+
+def batch_tests(
+    wordings: Sequence[Wording], look_alikes: Mapping[str, Sequence[str]]
+) -> tuple[Callable[..., None], Callable[..., None], Callable[[], None]]:
+    """The three tests of a batch of runbooks, for a file that is only its two tables::
+
+        (
+            test_the_library_message_routes_to_its_documented_fix,
+            test_errors_of_other_kinds_do_not_match_the_new_signals,
+            test_each_runbook_cites_public_sources_and_has_signals,
+        ) = batch_tests(WORDINGS, LOOK_ALIKES)
+
+    (pytest collects them by the names they are bound to)."""
+
+    @pytest.mark.parametrize("wording", wordings, ids=[w.test_id for w in wordings])
+    def routes(wording: Wording) -> None:
+        check_routes_to_its_fix(wording)
+
+    @pytest.mark.parametrize(
+        ("slug", "text"), [(s, t) for s, texts in look_alikes.items() for t in texts]
+    )
+    def unmatched(slug: str, text: str) -> None:
+        check_look_alike_unmatched(slug, text)
+
+    def cited() -> None:
+        check_cites_sources(set(look_alikes))
+
+    return routes, unmatched, cited

@@ -13,14 +13,7 @@ names the documented fix. Errors of other kinds must not match the new signals.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.support.vendor_checks import (
-    Wording,
-    check_cites_sources,
-    check_look_alike_unmatched,
-    check_routes_to_its_fix,
-)
+from tests.support.vendor_checks import Wording, batch_tests
 
 WORDINGS: tuple[Wording, ...] = (
     Wording(
@@ -93,17 +86,8 @@ LOOK_ALIKES: dict[str, tuple[str, ...]] = {
 }
 
 
-@pytest.mark.parametrize("wording", WORDINGS, ids=[w.test_id for w in WORDINGS])
-def test_the_library_message_routes_to_its_documented_fix(wording: Wording) -> None:
-    check_routes_to_its_fix(wording)
-
-
-@pytest.mark.parametrize(
-    ("slug", "text"), [(s, t) for s, texts in LOOK_ALIKES.items() for t in texts]
-)
-def test_errors_of_other_kinds_do_not_match_the_new_signals(slug: str, text: str) -> None:
-    check_look_alike_unmatched(slug, text)
-
-
-def test_each_runbook_cites_public_sources_and_has_signals() -> None:
-    check_cites_sources(set(LOOK_ALIKES))
+(
+    test_the_library_message_routes_to_its_documented_fix,
+    test_errors_of_other_kinds_do_not_match_the_new_signals,
+    test_each_runbook_cites_public_sources_and_has_signals,
+) = batch_tests(WORDINGS, LOOK_ALIKES)
