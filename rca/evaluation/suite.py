@@ -57,6 +57,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "ah",
         "ai",
         "aj",
+        "ak",
     )
 )
 
