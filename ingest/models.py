@@ -188,7 +188,7 @@ class InboxItem(models.Model):
 
     # No index of its own: the unique (project, event_id) index serves the foreign key.
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
-    source = models.CharField(max_length=10)  # api | sentry, as on the incident
+    source = models.CharField(max_length=10)  # api | sentry | sentry-raw (mapped when processed)
     event_id = models.CharField(max_length=64)
     payload = models.JSONField()
     received_at = models.DateTimeField()

@@ -27,8 +27,10 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection, transaction
 
+from ingest.inbox.records import payload_text
 from ingest.models import InboxItem, Project
 from ingest.prepared import fetch
+from ingest.sentry import deferred
 from ingest.store import store_incidents
 
 log = logging.getLogger(__name__)
@@ -83,18 +85,30 @@ def project_rows(ids: set[int]) -> dict[int, Project]:
     return {row[0]: Project.from_db(connection.alias, _PROJECT_FIELDS, row) for row in rows}
 
 
+def _mapped(group: list[Row]) -> tuple[list[dict[str, Any]], list[str | None]]:
+    """Raw Sentry events as incident payloads, mapped in one loop (`ingest.sentry.deferred`),
+    each with its JSON text so scrubbing can skip what shows nothing to scrub."""
+    payloads = [deferred.incident_payload(row.payload) for row in group]
+    return payloads, [payload_text(payload) for payload in payloads]
+
+
 def store_rows(rows: list[Row], projects: dict[int, Project]) -> None:
     """Store the rows, per project and source, in the order they were accepted."""
     groups: dict[tuple[int, str], list[Row]] = {}
     for row in rows:
         groups.setdefault((row.project_id, row.source), []).append(row)
     for (project_id, source), group in groups.items():
+        if source == deferred.RAW_SOURCE:
+            payloads, texts = _mapped(group)
+            source = deferred.STORED_SOURCE
+        else:
+            payloads, texts = [row.payload for row in group], [row.text for row in group]
         store_incidents(
             projects[project_id],
-            [row.payload for row in group],
+            payloads,
             source=source,
             idempotency_keys=[row.event_id for row in group],
-            texts=[row.text for row in group],
+            texts=texts,
         )
 
 

@@ -66,7 +66,7 @@ def json_enabled() -> bool:
 def applies(source: str, *, single: bool = False) -> bool:
     """Whether records of `source` are spooled first: Sentry events when `enabled`, the
     JSON API's one-incident posts (`single`) when `json_enabled`."""
-    if source == "sentry":
+    if source in ("sentry", "sentry-raw"):  # sentry-raw: ingest/sentry/deferred.py
         return enabled()
     return single and source == "api" and json_enabled()
 

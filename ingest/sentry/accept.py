@@ -7,6 +7,10 @@ event) as long as it is recognisably a Sentry event. What is left — a JSON obj
 no field of a Sentry event — is refused with its reason; the receiver answers 400 when
 nothing in the request was stored. Transactions are performance data, not failures:
 they are acknowledged and not stored, as the envelope endpoint does with their items.
+
+The mapping onto our schema and its validation run later, in the inbox processor
+(`ingest/sentry/deferred.py` says why and what holds): an accepted payload here is the
+event as the mapping will read it.
 """
 
 from __future__ import annotations
@@ -14,8 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from ingest.schema import IncidentIn
-from ingest.sentry.mapping import event_to_incident
+from ingest.sentry.deferred import raw_payload
 
 # The attributes of Sentry's event payload (develop.sentry.dev, "Event Payloads").
 EVENT_FIELDS = frozenset(
@@ -47,7 +50,8 @@ class Accepted:
 
 
 def accept_events(events: list[Any], envelope_event_id: Any = None) -> Accepted:
-    """Validated incident payloads for the events that can be stored; reasons for the rest."""
+    """The payloads to queue (`deferred.raw_payload`) for the events that can be stored;
+    reasons for the rest."""
     accepted = Accepted()
     for index, event in enumerate(events):
         if not isinstance(event, dict):
@@ -59,9 +63,7 @@ def accept_events(events: list[Any], envelope_event_id: Any = None) -> Accepted:
         if not EVENT_FIELDS.intersection(event):
             accepted.rejected.append({"item": index, "msg": NOT_AN_EVENT})
             continue
-        mapped = event_to_incident(event, envelope_event_id if len(events) == 1 else None)
-        try:
-            accepted.payloads.append(IncidentIn.model_validate(mapped).payload())
-        except ValueError as exc:
-            accepted.rejected.append({"item": index, "msg": str(exc)[:500]})
+        accepted.payloads.append(
+            raw_payload(event, envelope_event_id if len(events) == 1 else None)
+        )
     return accepted

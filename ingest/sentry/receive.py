@@ -17,6 +17,7 @@ from ingest import keys, ratelimit
 from ingest.inbox.accept import InboxUnavailable, accept
 from ingest.sentry.accept import RejectedEvent, accept_events
 from ingest.sentry.auth import public_key_from_request
+from ingest.sentry.deferred import RAW_SOURCE
 from ingest.sentry.envelope import (
     DroppedItem,
     Envelope,
@@ -143,7 +144,7 @@ def receive(
         raise SentryRefused(400, ["body", "event"], f"nothing stored: {reasons}"[:1000])
     _refuse_if_only_dropped(envelope, bool(accepted.payloads))
     try:
-        outcomes = accept(project, accepted.payloads, source="sentry")
+        outcomes = accept(project, accepted.payloads, source=RAW_SOURCE)
     except InboxUnavailable as exc:
         raise SentryRefused(exc.status, [], exc.msg, retry_after=exc.retry_after) from None
     return Received([one.event_id for one in outcomes], accepted.rejected, envelope.dropped)
