@@ -10,6 +10,8 @@ padding the number to seven columns) on the line that ran:
 - Colab wraps that path in a Markdown link to its file viewer:
   ``[/usr/.../x.py](https://localhost:8080/...) in f()``. Only the path is kept; the
   link's address is a viewer URL, never a frame's file, and is dropped here.
+- A paste may hold only the arrow line, without the header above it: it is read as a frame
+  of the user's code with no file or function (:func:`lone_arrow`).
 - IPython >= 8: ``File ~/x.py:123, in f(a)`` and, for a notebook cell, ``Cell In[3], line 7``
   (8.0: ``Input In [3], in <cell line: 7>()``). ``in f`` is left out exactly when the
   frame is module level, so such a frame's function is ``<module>``, as CPython names it.
@@ -41,6 +43,10 @@ _CELL = linear(
 )
 # ``make_arrow`` pads to seven columns: ``----> 1``, ``-> 1695``, ``> 12345``.
 _ARROW = linear(r"^\s*-*>\s*(?P<line>\d+)(?:\s(?P<code>.*))?$")
+# The arrow alone, with its source, when no frame header came before it (a paste of just
+# the line that ran: ``----> 4 accelerator = Accelerator(fp16=True)``): dashes required, so
+# a quoted ``> 12`` is not read as one.
+_LONE_ARROW = linear(r"^\s*-{1,8}>\s*(?P<line>\d+)\s+(?P<code>\S.*)$")
 _NUMBERED = linear(r"^\s*\d+(?:\s.*)?$")
 _MAX_LINENO_DIGITS = 9
 
@@ -103,6 +109,18 @@ def arrow_line(line: str) -> Arrow | None:
     if not match:
         return None
     return Arrow(_lineno(match.group("line")), (match.group("code") or "").strip())
+
+
+def lone_arrow(line: str) -> Arrow | None:
+    """An arrow line with its source that no frame header precedes, else None: IPython
+    prints one under every frame header, so it stands for a frame whose file is not shown
+    (a notebook cell, as a rule). Stricter than :func:`arrow_line`: dashes and code."""
+    if "->" not in line:
+        return None
+    match = _LONE_ARROW.match(line)
+    if not match:
+        return None
+    return Arrow(_lineno(match.group("line")), match.group("code").strip())
 
 
 def is_source_listing(line: str) -> bool:

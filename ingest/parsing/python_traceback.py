@@ -13,7 +13,12 @@ from typing import Literal
 from ingest.linear_regex import compile as linear
 from ingest.parsing.ansi import strip_ansi
 from ingest.parsing.frames import MAX_FRAMES, Frame, ParsedException, make_frame
-from ingest.parsing.notebook_frames import arrow_line, is_source_listing, notebook_frame
+from ingest.parsing.notebook_frames import (
+    arrow_line,
+    is_source_listing,
+    lone_arrow,
+    notebook_frame,
+)
 
 MAX_EXCEPTIONS = 20
 MAX_MESSAGE = 4000
@@ -161,6 +166,16 @@ def parse_python_traceback(text: str) -> list[ParsedException]:
             block.expect_context = False
             continue
         if in_listing and _listing_line(block, line):
+            continue
+        arrow = lone_arrow(line) if not in_message and not in_listing else None
+        if arrow:
+            # Only the arrow line was pasted: a frame of the user's code, file unknown.
+            if block.has_exception_line:
+                block = finish()
+            in_listing = True
+            if len(block.frames) < MAX_FRAMES:
+                block.frames.append(make_frame(lineno=arrow.lineno, context_line=arrow.code[:1000]))
+            block.expect_context = False
             continue
         if in_message:
             if stripped and len(block.message_lines) < MAX_MESSAGE_LINES:
