@@ -38,6 +38,7 @@ from rca.corpus.step_metadata import (
     strip_metadata,
 )
 from rca.corpus.yaml_text import YAMLError, load_yaml
+from rca.retrieval.signal_needs import need_words, needs_met
 
 __all__ = [
     "FAILURE_CLASSES",
@@ -131,8 +132,46 @@ def _names(meta: dict[str, Any], key: str, source: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _signals(meta: dict[str, Any], source: str) -> tuple[str, ...]:
-    signals = _str_tuple(meta, "signals", source, required=False)
+def _signal_items(meta: dict[str, Any], source: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(regex, needs) of each signal: a regex string, or ``{regex, needs}`` whose ``needs``
+    are names the incident must show for it to count (:mod:`rca.retrieval.signal_needs`)."""
+    value = meta.get("signals")
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RunbookError(source, "signals", f"must be a list, got {type(value).__name__}")
+    items: list[tuple[str, tuple[str, ...]]] = []
+    for position, item in enumerate(value):
+        if isinstance(item, dict):
+            unknown = sorted(str(key) for key in item if key not in ("regex", "needs"))
+            if unknown or not isinstance(item.get("regex"), str):
+                raise RunbookError(
+                    source, "signals", f"item {position} must be a regex or {{regex, needs}}"
+                )
+            try:
+                needs = _str_tuple(item, "needs", source, required=True)
+            except RunbookError as exc:
+                problem = f"item {position}: needs {exc.problem}"
+                raise RunbookError(source, "signals", problem) from exc
+            for name in needs:
+                if not need_words(name):
+                    raise RunbookError(source, "signals", f"need {name!r} names no word")
+            item, names = item["regex"], needs
+        else:
+            names = ()
+        if not isinstance(item, str) or not item.strip():
+            raise RunbookError(
+                source, "signals", f"item {position} must be a non-empty string, got {item!r}"
+            )
+        items.append((item.strip(), names))
+    return items
+
+
+def _signals(
+    meta: dict[str, Any], source: str
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    items = _signal_items(meta, source)
+    signals = tuple(regex for regex, _names in items)
     for pattern in signals:
         # Signals run over attacker-written incident text, so they must be RE2 (linear
         # time): a pattern with lookaround or backreferences is refused here, at load.
@@ -145,7 +184,8 @@ def _signals(meta: dict[str, Any], source: str) -> tuple[str, ...]:
                 raise RunbookError(
                     source, "signals", f"regex {pattern!r} is a catch-all (matches {probe!r})"
                 )
-    return signals
+    needs = tuple(names for _regex, names in items)
+    return signals, needs if any(needs) else ()
 
 
 def _check_body(body: str, source: str) -> None:
@@ -232,24 +272,26 @@ def parse_runbook(text: str, source: str = "") -> Runbook:
         raise RunbookError(source, unknown[0], "unknown front matter key")
     _check_body(body, source)
     heading = first_heading(body)
+    signals, signal_needs = _signals(meta, source)
     slug = _slug(meta, source, str(meta.get("title") or heading or text[:80]))
     return Runbook(
         slug=slug,
         title=_title(meta, body, source, slug),
         failure_class=_failure_class(meta, source),
         frameworks=_names(meta, "frameworks", source),
-        signals=_signals(meta, source),
+        signals=signals,
         tags=_names(meta, "tags", source),
         sources=_str_tuple(meta, "sources", source, required=False),
         body=body.strip("\n") + "\n",
         checksum=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        signal_needs=signal_needs,
     )
 
 
 def without_signals(runbooks: Iterable[Runbook]) -> list[Runbook]:
     """The same runbooks with no ``signals``: what retrieval does on a plain Markdown corpus
     (``rca eval --ignore-signals`` measures it without a second copy of the files)."""
-    return [dataclasses.replace(rb, signals=()) for rb in runbooks]
+    return [dataclasses.replace(rb, signals=(), signal_needs=()) for rb in runbooks]
 
 
 def load_directory(path: str | Path) -> list[Runbook]:
@@ -300,12 +342,23 @@ def _compiled(pattern: str) -> LinearPattern:
     return linear(pattern, ignore_case=True)
 
 
-def match_signals(runbook: Runbook, text: str) -> tuple[str, ...]:
+def match_signals(
+    runbook: Runbook, text: str, terms: frozenset[str] | None = None
+) -> tuple[str, ...]:
     """The runbook's signal regexes that match ``text`` (usually ``"error_type: message"``).
 
     Case-insensitive ``search``, as documented for the ``signals`` front matter field.
+    With ``terms`` (:func:`rca.retrieval.signal_needs.incident_terms`), a signal with
+    ``needs`` matches only when the terms name one of them, as retrieval counts it;
+    without, every regex is tried on ``text`` alone.
     """
-    return tuple(p for p in runbook.signals if _compiled(p).search(text))
+    needs = runbook.signal_needs or tuple(() for _ in runbook.signals)
+    return tuple(
+        p
+        for p, names in zip(runbook.signals, needs, strict=True)
+        if _compiled(p).search(text)
+        and (terms is None or needs_met(tuple(w for w in map(need_words, names) if w), terms))
+    )
 
 
 def remediation_steps(rb: Runbook) -> list[str]:

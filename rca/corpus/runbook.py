@@ -128,3 +128,15 @@ class Runbook:
     body: str
     checksum: str
     sources: tuple[str, ...] = ()  # where the knowledge comes from (URLs); not ranked on
+    #: Per signal (same order as ``signals``, or empty when none has any): the names the
+    #: incident must show for it to count (``needs``, :mod:`rca.retrieval.signal_needs`).
+    signal_needs: tuple[tuple[str, ...], ...] = ()
+
+    def signal_entries(self) -> list[str | dict[str, object]]:
+        """The signals as front matter writes them (and the database stores them): a regex,
+        or ``{regex, needs}`` for one that needs a setting."""
+        needs = self.signal_needs or tuple(() for _ in self.signals)
+        return [
+            {"regex": regex, "needs": list(names)} if names else regex
+            for regex, names in zip(self.signals, needs, strict=True)
+        ]

@@ -77,7 +77,7 @@ def load_runbooks(directory: Path | None = None) -> LoadReport:
             "title": rb.title,
             "failure_class": rb.failure_class,
             "frameworks": list(rb.frameworks),
-            "signals": list(rb.signals),
+            "signals": rb.signal_entries(),  # {regex, needs} where needed
             "tags": list(rb.tags),
             "body": rb.body,
             "checksum": rb.checksum,

@@ -204,7 +204,8 @@ def gather(
 ) -> Evidence:
     """BM25, signal prior and (unless ``mode="bm25"`` or no embedding) cosine evidence."""
     bm25, chunk_bm25 = index.bm25_scores(signals.bm25_query())
-    signal = (index.signal_matches(signals.signal_text()) > 0).astype(np.float64)
+    matches = index.signal_matches(signals.signal_text(), lambda: signals.setting_terms)
+    signal = (matches > 0).astype(np.float64)
     if query_embedding is not None and mode != "bm25":
         extra = {*np.argsort(-bm25)[:BM25_CANDIDATES].tolist(), *np.flatnonzero(signal).tolist()}
         chunk_cos = _chunk_cosines(index, _unit(query_embedding), extra)

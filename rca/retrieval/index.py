@@ -8,7 +8,7 @@ corpus version changes. ``rca eval --corpus DIR`` builds a scratch one straight 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from rca.retrieval.agreement import (
 )
 from rca.retrieval.bm25 import BM25Index
 from rca.retrieval.quoted import QuotedPhrases, quoted_phrases
+from rca.retrieval.signal_needs import Needs, needs_met, signal_entry
 from rca.retrieval.tokens import tokenize
 from rca.retrieval.vectors import ChunkVectors, vectors_for
 
@@ -63,6 +64,9 @@ class CorpusIndex:
     field_texts: list[str]  # per runbook: title, tags, signal words
     #: per runbook: its front-matter ``frameworks`` as declared (empty for plain Markdown)
     declared_frameworks: list[list[str]] = field(default_factory=list)
+    #: per runbook, per pattern: the names the incident must show for it to count
+    #: (:mod:`rca.retrieval.signal_needs`); empty (the default) when none has needs
+    pattern_needs: list[list[Needs]] = field(default_factory=list)
     embeddings: np.ndarray | None = None  # chunk x dim, unit rows (scratch corpora only)
     stored_vectors: ChunkVectors | None = None  # the stored corpus' vectors, held here
     bm25: BM25Index = field(init=False)
@@ -89,15 +93,19 @@ class CorpusIndex:
         # Each distinct regex is searched once per query, however many runbooks share it:
         # runbooks derived from a template repeat theirs, and at 25k runbooks x ~7 regexes
         # one search each cost ~130 ms a query (0.7 us a search), the whole latency budget.
-        distinct: dict[str, int] = {}
+        distinct: dict[tuple[str, Needs], int] = {}
         self._distinct_patterns: list[LinearPattern] = []
+        self._distinct_needs: list[Needs] = []
         owners, refs = [], []
+        needs_of = self.pattern_needs or [[] for _ in self.patterns]
         for position, patterns in enumerate(self.patterns):
-            for pattern in patterns:
-                key = pattern.pattern
+            needs = needs_of[position] or [() for _ in patterns]
+            for pattern, need in zip(patterns, needs, strict=True):
+                key = (pattern.pattern, need)
                 if key not in distinct:
                     distinct[key] = len(self._distinct_patterns)
                     self._distinct_patterns.append(pattern)
+                    self._distinct_needs.append(need)
                 owners.append(position)
                 refs.append(distinct[key])
         self._pattern_owner = np.array(owners, dtype=np.int64)
@@ -142,12 +150,21 @@ class CorpusIndex:
     def __len__(self) -> int:
         return len(self.slugs)
 
-    def signal_matches(self, text: str) -> np.ndarray:
+    def signal_matches(
+        self, text: str, terms: frozenset[str] | Callable[[], frozenset[str]] = frozenset()
+    ) -> np.ndarray:
         """How many of each runbook's signal regexes match ``text`` (for a runbook without
-        regexes: how many of its quoted error lines ``text`` contains)."""
-        hits = np.array(
-            [p.search(text) is not None for p in self._distinct_patterns], dtype=np.float64
-        )
+        regexes: how many of its quoted error lines ``text`` contains). A regex with
+        ``needs`` counts only when the incident's ``terms``
+        (:func:`rca.retrieval.signal_needs.incident_terms`; a callable is called only
+        when such a regex matched) name one of them."""
+        found = [p.search(text) is not None for p in self._distinct_patterns]
+        gated = [i for i, hit in enumerate(found) if hit and self._distinct_needs[i]]
+        if gated:
+            known = terms() if callable(terms) else terms
+            for i in gated:
+                found[i] = needs_met(self._distinct_needs[i], known)
+        hits = np.array(found, dtype=np.float64)
         regexes: np.ndarray = np.bincount(
             self._pattern_owner, weights=hits[self._pattern_ref], minlength=len(self.slugs)
         ).astype(np.float64)
@@ -194,9 +211,10 @@ def _build(
     rows: Sequence[Mapping[str, Any]], chunks: Sequence[Mapping[str, Any]], version: str
 ) -> CorpusIndex:
     position = {row["slug"]: i for i, row in enumerate(rows)}
+    entries = [[signal_entry(entry) for entry in row["signals"]] for row in rows]
     fields = [
-        " ".join([row["title"], *row["tags"], *(_signal_words(p) for p in row["signals"])])
-        for row in rows
+        " ".join([row["title"], *row["tags"], *(_signal_words(p) for p, _needs in own)])
+        for row, own in zip(rows, entries, strict=True)
     ]
     return CorpusIndex(
         version=version,
@@ -204,7 +222,8 @@ def _build(
         titles=[row["title"] for row in rows],
         classes=[row["failure_class"] for row in rows],
         runbook_ids=[row.get("id") for row in rows],
-        patterns=[[linear(p, ignore_case=True) for p in row["signals"]] for row in rows],
+        patterns=[[linear(p, ignore_case=True) for p, _needs in own] for own in entries],
+        pattern_needs=[[needs for _p, needs in own] for own in entries],
         chunk_ids=[c.get("id") for c in chunks],
         chunk_runbook=np.array([position[c["slug"]] for c in chunks], dtype=np.int64),
         chunk_sections=[c["section"] for c in chunks],
@@ -224,7 +243,7 @@ def index_from_runbooks(runbooks: list[files.Runbook], *, embed: bool = True) ->
             "title": rb.title,
             "failure_class": rb.failure_class,
             "tags": list(rb.tags),
-            "signals": list(rb.signals),
+            "signals": rb.signal_entries(),
             "frameworks": list(rb.frameworks),
         }
         for rb in runbooks

@@ -9,6 +9,7 @@ batch size or on another host finds the same runbooks.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from ingest.parsing.log_levels import WARNING_AND_ABOVE
 from ingest.parsing.shape_ops import op_kind
 from rca.retrieval.agreement import incident_frameworks
 from rca.retrieval.query import bm25_query, query_parts
+from rca.retrieval.signal_needs import incident_text, terms_of
 from rca.retrieval.tokens import tokenize
 from rca.retrieval.weights import DEFAULT_QUERY_WEIGHTS, QueryWeights
 
@@ -67,6 +69,15 @@ class Signals:
     #: Frameworks the incident's code shows (:func:`rca.retrieval.agreement.incident_frameworks`),
     #: sorted: fusion can favour runbooks of the same framework (``FusionWeights.framework``).
     frameworks: list[str] = field(default_factory=list)
+    #: The texts the incident may name its setting in (frames, logs, context, tags, ...;
+    #: :func:`~rca.retrieval.signal_needs.incident_text`): what a signal's ``needs`` are
+    #: checked against. Not stored with the analysis.
+    setting_text: str = field(default="", repr=False, compare=False)
+
+    @functools.cached_property
+    def setting_terms(self) -> frozenset[str]:
+        """The terms of :attr:`setting_text`, read once, when a signal with needs matched."""
+        return terms_of(self.setting_text)
 
     def signal_text(self) -> str:
         """``"error_type: message"`` (raw), the text runbook front-matter regexes match.
@@ -97,8 +108,10 @@ class Signals:
         return bm25_query(self, weights)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready, for ``Analysis.signals``."""
-        return asdict(self)
+        """JSON-ready, for ``Analysis.signals`` (without :attr:`setting_text`)."""
+        data = asdict(self)
+        del data["setting_text"]
+        return data
 
 
 def _is_word(char: str) -> bool:
@@ -287,4 +300,5 @@ def build_signals(incident: Any) -> Signals:
         shapes=[describe_shape_diff(d) for d in _get(incident, "shape_diff", []) if d][:3],
         context=context,
         frameworks=sorted(frameworks),
+        setting_text=incident_text(incident, [error_type, message]),
     )
