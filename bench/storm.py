@@ -166,6 +166,17 @@ def wait(predicate, timeout: float, interval: float = 0.2):
     raise TimeoutError(f"not within {timeout} s")
 
 
+def analysed(incidents, accepted: int) -> None:
+    """Wait until the processor has stored all `accepted` incidents and none of them waits
+    for analysis: before it has stored them, "none pending" holds of nothing at all."""
+    wait(lambda: incidents.count() >= accepted, TIMEOUT, 0.5)
+    wait(
+        lambda: not incidents.filter(analysis_status__in=["pending", "analyzing"]).exists(),
+        TIMEOUT,
+        1,
+    )
+
+
 def main() -> None:
     _env.setup_django()
     from django.conf import settings
@@ -250,12 +261,7 @@ def main() -> None:
         )
         storm = Incident.objects.filter(project=project).exclude(pk__in=warm_ids | fresh_ids)
         waiting_then = storm.filter(analysis_status__in=["pending", "analyzing"]).count()
-
-        wait(
-            lambda: not storm.filter(analysis_status__in=["pending", "analyzing"]).exists(),
-            TIMEOUT,
-            1,
-        )
+        analysed(storm, accepted)
         drained_s = time.monotonic() - start
 
         # Each probe's Slack fate: its own two messages, or a place in the digest, which is

@@ -23,12 +23,13 @@ def storm_analyses(slug: str = "storm-count") -> dict[str, Any]:
     from django.core.management import call_command
 
     from ingest.keys import create_key
-    from ingest.models import Incident, Project
+    from ingest.models import InboxItem, Incident, Project
     from rca.models import Analysis
     from webapp.celery import app
 
     call_command("runbooks", "load", "--embed-now", verbosity=0)
     project, _ = Project.objects.get_or_create(slug=slug, defaults={"name": slug})
+    InboxItem.objects.filter(project=project).delete()  # an interrupted run's, not stored
     project.incidents.all().delete()
     project.issues.all().delete()
     _, key = create_key(project, slug)
@@ -58,11 +59,7 @@ def storm_analyses(slug: str = "storm-count") -> dict[str, Any]:
         with ThreadPoolExecutor(storm.CLIENTS) as pool:
             accepted = sum(pool.map(send, chunks))
         incidents = Incident.objects.filter(project=project).exclude(pk__in=warm_ids)
-        storm.wait(
-            lambda: not incidents.filter(analysis_status__in=["pending", "analyzing"]).exists(),
-            storm.TIMEOUT,
-            1,
-        )
+        storm.analysed(incidents, accepted)
         analyses = Analysis.objects.filter(incident__in=incidents).count()
     finally:
         stack.stop()
