@@ -39,11 +39,16 @@ SEEDS: tuple[int, ...] = tuple(range(10))
 DIMENSIONS = 384  # MiniLM's: the spread of a noise cosine is ~1 / sqrt(dimensions)
 
 #: Pages a team might write, no front matter. The vocabulary page quotes the error; the
-#: context page talks about indices, tokens and sequences far more often.
+#: context page talks about indices, tokens and sequences far more often. The vocabulary
+#: page's quote sits under a heading that does not say "symptoms" (``Details``), so it is
+#: only a quoted signal: under a symptom heading it would also join the page's title field
+#: and runs (:mod:`rca.retrieval.quoted`), the page would win lexically, and the guard would
+#: no longer test what it is for (a signal prior holding a lexically weaker page against
+#: noise): with it under ``What you see`` every setting up to 3.0 / 0.5 passed (2026-12-06).
 PLAIN_PAGES: dict[str, str] = {
     "vocab": """# Token ids the embedding table does not have
 
-## What you see
+## Details
 
 - `IndexError: index out of range in self` from the embedding lookup.
 - On a GPU a device-side assert is triggered instead, and later CUDA calls fail as well.

@@ -24,7 +24,7 @@ from rca.retrieval.agreement import (
     type_rarity,
 )
 from rca.retrieval.bm25 import BM25Index
-from rca.retrieval.quoted import QuotedPhrases, quoted_phrases
+from rca.retrieval.quoted import QuotedPhrases, QuotedRuns, quoted_phrases, symptom_quotes
 from rca.retrieval.signal_needs import Needs, needs_met, signal_entry
 from rca.retrieval.tokens import tokenize
 from rca.retrieval.vectors import ChunkVectors, vectors_for
@@ -47,8 +47,8 @@ class CorpusIndex:
     Each runbook also gets one extra BM25 document made of its title, tags and the words
     of its signal regexes — its "field" of most specific terms — so a query that names an
     error exactly finds the runbook even when no body chunk repeats those words. A runbook
-    without signal regexes (plain Markdown) has its quoted error lines matched instead
-    (:mod:`rca.retrieval.quoted`).
+    without signal regexes (plain Markdown) has its quoted error lines matched instead, and
+    the quotes of its symptom sections join its field (:mod:`rca.retrieval.quoted`).
     """
 
     version: str
@@ -73,10 +73,15 @@ class CorpusIndex:
     doc_runbook: np.ndarray = field(init=False)  # runbook position of each BM25 document
     doc_is_chunk: np.ndarray = field(init=False)
     quoted: QuotedPhrases = field(init=False)
+    quoted_runs: QuotedRuns = field(init=False)
     #: per runbook: its frameworks (:func:`rca.retrieval.agreement.runbook_frameworks`)
     frameworks: list[frozenset[str]] = field(init=False)
 
     def __post_init__(self) -> None:
+        symptoms = self._symptom_quotes()
+        for position, quotes in enumerate(symptoms):
+            if quotes:  # a page without signal regexes: its quoted error lines are its field
+                self.field_texts[position] = " ".join([self.field_texts[position], *quotes])
         docs = [tokenize(text) for text in self.chunk_texts]
         owners = list(self.chunk_runbook)
         for position in range(len(self.slugs)):
@@ -115,7 +120,21 @@ class CorpusIndex:
             if not self.patterns[position]:
                 texts[position].append(text)
         self.quoted = QuotedPhrases([quoted_phrases("\n".join(own)) for own in texts])
+        self.quoted_runs = QuotedRuns(symptoms)
         self._agreement_evidence()
+
+    def _symptom_quotes(self) -> list[list[str]]:
+        """Per runbook without signal regexes: the quotes of its symptom sections
+        (:func:`rca.retrieval.quoted.symptom_quotes`); none for the others."""
+        quotes: list[list[str]] = [[] for _ in self.slugs]
+        owners = self.chunk_runbook.tolist()
+        for position, section, text in zip(
+            owners, self.chunk_sections, self.chunk_texts, strict=True
+        ):
+            if not self.patterns[position]:
+                body = text.split("\n", 1)[1] if "\n" in text else ""  # after the title line
+                quotes[position].extend(symptom_quotes(section, body))
+        return quotes
 
     def _agreement_evidence(self) -> None:
         """Each runbook's frameworks, and which runbooks quote each class name
@@ -154,7 +173,8 @@ class CorpusIndex:
         self, text: str, terms: frozenset[str] | Callable[[], frozenset[str]] = frozenset()
     ) -> np.ndarray:
         """How many of each runbook's signal regexes match ``text`` (for a runbook without
-        regexes: how many of its quoted error lines ``text`` contains). A regex with
+        regexes: how many of its quoted error lines ``text`` contains, plus one when a run of
+        a symptom quote's tokens occurs in it). A regex with
         ``needs`` counts only when the incident's ``terms``
         (:func:`rca.retrieval.signal_needs.incident_terms`; a callable is called only
         when such a regex matched) name one of them."""
@@ -169,6 +189,7 @@ class CorpusIndex:
             self._pattern_owner, weights=hits[self._pattern_ref], minlength=len(self.slugs)
         ).astype(np.float64)
         regexes += self.quoted.matches(text)
+        regexes += self.quoted_runs.matches(text)
         return regexes
 
     def exception_matches(self, class_name: str) -> np.ndarray:

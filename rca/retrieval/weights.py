@@ -158,6 +158,18 @@ DEFAULT_WEIGHTS = FusionWeights()
 #: same on every dev case: "all" is kept as the stricter).
 #: Runbooks that have ``signals`` keep only theirs: adding their quotes too cost the
 #: independent corpus one of the 30 dev cases and gained no hit@1 on the bundled corpus.
+#: Also the length of a *run* (2026-12-06, issue 15): any 4 consecutive tokens of a quote
+#: in a symptom section (:func:`rca.retrieval.quoted.symptom_quotes`) found in that order in
+#: the error text count as a matched signal too, and those quotes join the page's title
+#: field for BM25 (runbooks without ``signals`` only). One scratch run over the 407 dev
+#: cases of ``rca eval --suite --cv 5 --realworld-dev`` at 834cdbc (same evidence code),
+#: default hit@1 bundled / independent / independent without signals / bundled without
+#: signals, 230 / 201 / 189 / 225 before: runs of 2 tokens 230 / 200 / 185 / 226, of 3
+#: 230 / 200 / 184 / 225, of 4 230 / 201 / 190 / 228; the field alone 230 / 201 / 191 /
+#: 225; field and runs of 4 230 / 201 / 193 / 230 (5-fold CV 232 / 200 / 192 / 229 against
+#: 229 / 197 / 189 / 226). Whole quotes of 2 or 3 tokens instead of 4 lost 5-6 cases on the
+#: bundled corpus without signals; runs as words (without an identifier's parts) 187 on
+#: the independent corpus without signals. The run of record is in docs/MEASUREMENTS.md.
 MIN_QUOTED_TOKENS = 4
 
 #: What ``rca eval --cv`` may tune for the default strategy, and over which values: small on
