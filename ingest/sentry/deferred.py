@@ -14,8 +14,9 @@ everything it produces validates (property-tested in tests/unit/test_sentry_mapp
 A bug meeting an odd event fails its row alone, which the processor keeps and counts
 (`ingest/inbox/process.py`).
 
-Rows keep only the fields the mapping reads (`MAPPED_FIELDS`): an SDK's `modules`, `extra`,
-`request` or `debug_meta` would make the inbox row larger for nothing.
+Rows keep only the fields the mapping reads (`MAPPED_FIELDS`, and of `sdk` its name and
+version): an SDK's `modules`, `extra`, `request`, `debug_meta` or its list of integrations
+would make the inbox row larger for nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def raw_payload(event: dict[str, Any], envelope_event_id: Any = None) -> dict[st
     event id the mapping will give it (the envelope header's when the event has none), so
     the record is keyed, and a retry found, by the id the stored incident will carry."""
     kept = {key: value for key, value in event.items() if key in MAPPED_FIELDS}
+    sdk = kept.get("sdk")
+    if isinstance(sdk, dict):  # its integrations and packages lists are not read
+        kept["sdk"] = {key: sdk[key] for key in ("name", "version") if key in sdk}
     event_id = event_id_of(event.get("event_id")) or event_id_of(envelope_event_id)
     if event_id:
         kept["event_id"] = event_id

@@ -21,6 +21,10 @@ _events = st.dictionaries(
         "event_id": st.uuids().map(str) | st.text(max_size=40),
         "exception": st.fixed_dictionaries({"values": st.lists(_exception, max_size=3)}),
         "modules": st.dictionaries(st.text(max_size=10), st.text(max_size=10)),
+        "sdk": st.dictionaries(
+            st.sampled_from(["name", "version", "integrations", "packages"]), _json
+        )
+        | _json,
         "logentry": _json,
     },
 )
@@ -43,9 +47,14 @@ def test_an_sdk_s_modules_and_extra_are_not_queued_and_the_id_is_normalised():
         "modules": {"torch": "2.4.0"},
         "extra": {"sys.argv": ["serve.py"]},
         "request": {"headers": {"Authorization": "Bearer x"}},
+        "sdk": {"name": "sentry.python", "version": "2.76.0", "integrations": ["logging"]},
     }
     kept = raw_payload(event)
-    assert kept == {"event_id": "6b7d9e0a1c2f4a3b8d4e5f6a7b8c9d0e", "message": "CUDA out of memory"}
+    assert kept == {
+        "event_id": "6b7d9e0a1c2f4a3b8d4e5f6a7b8c9d0e",
+        "message": "CUDA out of memory",
+        "sdk": {"name": "sentry.python", "version": "2.76.0"},
+    }
 
 
 def test_the_envelope_id_stands_in_and_an_unusable_id_is_dropped():
