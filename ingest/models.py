@@ -180,8 +180,9 @@ class InboxItem(models.Model):
     """An accepted incident not yet processed: the request wrote it, `ingest/inbox/process.py`
     scrubs, parses, groups and stores it, then deletes it in the same transaction.
 
-    `payload` is the validated payload as the client sent it, *unscrubbed*: only the
-    processor reads it; no page, API answer, prompt or message ever shows a row of this
+    `payload` is the validated payload as the client sent it (for `sentry-raw` rows, the
+    Sentry event's fields the mapping reads, mapped by the processor:
+    `ingest/sentry/deferred.py`), *unscrubbed*: only the processor reads it; no page, API answer, prompt or message ever shows a row of this
     table. `event_id` is the incident's id from the start (the client's, normalised, or one
     assigned at accept), so the 202 can name it and a retry finds it here or stored.
     """
