@@ -182,9 +182,10 @@ class InboxItem(models.Model):
 
     `payload` is the validated payload as the client sent it (for `sentry-raw` rows, the
     Sentry event's fields the mapping reads, mapped by the processor:
-    `ingest/sentry/deferred.py`), *unscrubbed*: only the processor reads it; no page, API answer, prompt or message ever shows a row of this
-    table. `event_id` is the incident's id from the start (the client's, normalised, or one
-    assigned at accept), so the 202 can name it and a retry finds it here or stored.
+    `ingest/sentry/deferred.py`), *unscrubbed*: only the processor reads it; no page, API
+    answer, prompt or message ever shows a row of this table. `event_id` is the incident's id
+    from the start (the client's, normalised, or one assigned at accept), so the 202 can name
+    it and a retry finds it here or stored.
     """
 
     # No index of its own: the unique (project, event_id) index serves the foreign key.
