@@ -14,9 +14,11 @@ everything it produces validates (property-tested in tests/unit/test_sentry_mapp
 A bug meeting an odd event fails its row alone, which the processor keeps and counts
 (`ingest/inbox/process.py`).
 
-Rows keep only the fields the mapping reads (`MAPPED_FIELDS`, and of `sdk` its name and
-version): an SDK's `modules`, `extra`, `request`, `debug_meta` or its list of integrations
-would make the inbox row larger for nothing.
+Rows keep only the fields the mapping reads (`MAPPED_FIELDS`; of `sdk` its name and
+version; of a stack frame `FRAME_FIELDS`): an SDK's `modules`, `extra`, `request`,
+`debug_meta`, its list of integrations, or the five lines of source before and after every
+frame (`pre_context`, `post_context`: most of a Python event's bytes) would make the inbox
+row larger for nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +42,41 @@ MAPPED_FIELDS = frozenset(
         "threads", "stacktrace", "breadcrumbs", "contexts", "sdk",
     }
 )  # fmt: skip
+#: The keys of a stack frame the mapping reads (`mapping._frame`).
+FRAME_FIELDS = frozenset(
+    {
+        "abs_path", "filename", "function", "raw_function", "symbol", "lineno", "module",
+        "package", "context_line", "in_app", "vars",
+    }
+)  # fmt: skip
+
+
+def _lean_stack(stacktrace: Any) -> Any:
+    """The stack trace with each frame cut to `FRAME_FIELDS`; anything else as it was."""
+    if not isinstance(stacktrace, dict) or not isinstance(stacktrace.get("frames"), list):
+        return stacktrace
+    frames = [
+        {key: value for key, value in frame.items() if key in FRAME_FIELDS}
+        if isinstance(frame, dict)
+        else frame
+        for frame in stacktrace["frames"]
+    ]
+    return {**stacktrace, "frames": frames}
+
+
+def _lean_members(container: Any) -> Any:
+    """An `exception` or `threads` container (a list, or a dict of `values`) whose members'
+    stack traces are lean; the members keep their other fields."""
+    members = container.get("values") if isinstance(container, dict) else container
+    if not isinstance(members, list):
+        return container
+    lean = [
+        {**member, "stacktrace": _lean_stack(member["stacktrace"])}
+        if isinstance(member, dict) and "stacktrace" in member
+        else member
+        for member in members
+    ]
+    return {**container, "values": lean} if isinstance(container, dict) else lean
 
 
 def raw_payload(event: dict[str, Any], envelope_event_id: Any = None) -> dict[str, Any]:
@@ -50,6 +87,11 @@ def raw_payload(event: dict[str, Any], envelope_event_id: Any = None) -> dict[st
     sdk = kept.get("sdk")
     if isinstance(sdk, dict):  # its integrations and packages lists are not read
         kept["sdk"] = {key: sdk[key] for key in ("name", "version") if key in sdk}
+    for key in ("exception", "threads"):
+        if key in kept:
+            kept[key] = _lean_members(kept[key])
+    if "stacktrace" in kept:
+        kept["stacktrace"] = _lean_stack(kept["stacktrace"])
     event_id = event_id_of(event.get("event_id")) or event_id_of(envelope_event_id)
     if event_id:
         kept["event_id"] = event_id
