@@ -45,6 +45,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 
 from ingest.models import InboxItem, Incident
+from ingest.sentry.deferred import RAW_SOURCE, STORED_SOURCE
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def json_enabled() -> bool:
 def applies(source: str, *, single: bool = False) -> bool:
     """Whether records of `source` are spooled first: Sentry events when `enabled`, the
     JSON API's one-incident posts (`single`) when `json_enabled`."""
-    if source in ("sentry", "sentry-raw"):  # sentry-raw: ingest/sentry/deferred.py
+    if source in (STORED_SOURCE, RAW_SOURCE):  # Sentry events, mapped or not yet
         return enabled()
     return single and source == "api" and json_enabled()
 
