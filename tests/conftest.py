@@ -128,6 +128,26 @@ def _release_broker_connections(app) -> None:
 
 #: Fixtures that run a worker for the test: with them, posted incidents are analysed.
 RUNS_A_WORKER = frozenset({"celery_worker", "redis"})
+#: Session workers whose tasks may outlive the test that queued them.
+SESSION_WORKERS = ("celery_worker", "llm_worker")
+
+
+@pytest.fixture(autouse=True)
+def _session_workers_idle_before_the_flush(request):
+    """Before a test's tables are truncated, the session's workers finish what it queued.
+
+    The database fixture is requested from here, so it is torn down after this fixture:
+    the wait comes first, then the TRUNCATE, which deadlocked with a worker still writing
+    a test's last analysis (seen in CI, tests/integration/test_pipeline.py)."""
+    names = [name for name in SESSION_WORKERS if name in request.fixturenames]
+    if not names or "_django_db_helper" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("_django_db_helper")
+    workers = [request.getfixturevalue(name) for name in names]
+    yield
+    for worker in workers:
+        worker.wait_idle()
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,10 @@ from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[2]
 
+#: A worker's log lines for a task it took, and for a task it finished (either way).
+TASK_RECEIVED = re.compile(r"Task [\w.]+\[([0-9a-f-]+)\] received")
+TASK_ENDED = re.compile(r"Task [\w.]+\[([0-9a-f-]+)\] (?:succeeded|raised|retry|failed)")
+
 #: A worker's log line for one finished run of the single-incident analysis task.
 ANALYSED = re.compile(r"Task rca\.tasks\.analyse_incident\[[^\]]+\] succeeded")
 
@@ -113,6 +117,18 @@ class Worker(LoggedProcess):
 
     def ready(self) -> bool:
         return " ready." in self.log()
+
+    def wait_idle(self, timeout: float = 20) -> bool:
+        """Wait until every task this worker took has ended (its log says so), at most
+        `timeout` seconds; whether it is idle. A test's database is truncated after it, and
+        a task still writing then deadlocks with the TRUNCATE (seen in CI)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            log = self.log()
+            if set(TASK_RECEIVED.findall(log)) <= set(TASK_ENDED.findall(log)):
+                return True
+            time.sleep(0.1)
+        return False
 
     def kill_process_tree(self) -> None:
         """SIGKILL the worker and its pool children at once: no shutdown handler runs."""
