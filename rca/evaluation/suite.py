@@ -58,6 +58,8 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "ai",
         "aj",
         "ak",
+        "am",
+        "an",
     )
 )
 
