@@ -36,6 +36,7 @@ FRESH_FILES = (
     ("cases-ad.jsonl", "holdout12", "rad", 44, 3),
     ("cases-af.jsonl", "holdout13", "raf", 44, 3),
     ("cases-al.jsonl", "holdout14", "ral", 30, 3),
+    ("cases-ao.jsonl", "holdout15", "rao", 30, 3),
 )
 FRESH_HOLDOUTS = {split for _, split, _, _, _ in FRESH_FILES}
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
