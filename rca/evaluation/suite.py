@@ -60,6 +60,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "ak",
         "am",
         "an",
+        "ap",
     )
 )
 
