@@ -61,6 +61,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "am",
         "an",
         "ap",
+        "aq",
     )
 )
 
