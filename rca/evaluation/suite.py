@@ -62,6 +62,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "an",
         "ap",
         "aq",
+        "ar",
     )
 )
 
