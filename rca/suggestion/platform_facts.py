@@ -56,7 +56,14 @@ _OPERATOR = r"(?P<op>[A-Za-z_][\w.]*(?::[A-Za-z_][\w.]*)?)"
 _UNREGISTERED = (
     linear(rf"{_OPERATOR}(?:\(-?\d+\))?\s+is not a registered function/op"),
     linear(rf"No Op registered for\s+{_OPERATOR}\s+with domain_version"),
-    linear(rf"Could not find an implementation for (?:the )?(?:node )?{_OPERATOR}\(-?\d+\)"),
+    # ONNX Runtime writes "for the node NAME:OpType(N)" (older releases; NAME: only when the
+    # node has a name) and "for OpType(N) node with name 'NAME'": before the colon of the
+    # first form is the node's name, never a domain, so only the type after it is read.
+    linear(
+        r"Could not find an implementation for the node (?:\S*:)?"
+        r"(?P<op>[A-Za-z_][\w.]*)\(-?\d+\)"
+    ),
+    linear(rf"Could not find an implementation for (?:node )?{_OPERATOR}\(-?\d+\)"),
     linear(rf"No importer registered for op:\s*{_OPERATOR}"),  # TensorRT's ONNX parser
 )
 #: Library files and messages of a GPU build that failed to load what it needs.

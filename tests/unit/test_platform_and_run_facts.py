@@ -167,6 +167,7 @@ def test_an_ollama_sigill_is_not_answered_with_less_memory() -> None:
             "ModulatedDeformConvFunction",
         ),
         ("Could not find an implementation for GridSampler(1) node with name 'g'", "GridSampler"),
+        ("Could not find an implementation for the node /blocks/0/MyOp_3:MyOp(1)", "MyOp"),
     ],
 )
 def test_an_operator_outside_the_standard_domains_is_a_custom_operator(
@@ -183,6 +184,10 @@ def test_an_operator_outside_the_standard_domains_is_a_custom_operator(
         "No Op registered for LayerNormalization with domain_version of 11",
         "Could not find an implementation for ai.onnx.ml:TreeEnsembleClassifier(3) node",
         "Fatal error: Resize is not a registered function/op",
+        # Older releases name the node before its type: "NAME:OpType(N)", no domain.
+        "NOT_IMPLEMENTED : Could not find an implementation for the node Relu:Relu(6)",
+        "Could not find an implementation for the node LgbmRegressor:TreeEnsembleRegressor(1)",
+        "Could not find an implementation for the node Tile(1)",
     ],
 )
 def test_a_standard_operator_at_the_wrong_opset_or_type_is_no_custom_operator(line: str) -> None:
@@ -295,3 +300,16 @@ def test_the_readers_take_any_text(message: str, lines: list[str], context: dict
 def test_adversarial_text_is_read_in_linear_time(text: str) -> None:
     platform_facts([text, text])
     run_kind(text, [_frame(text[:5000], text)], [text], {text[:80]: text})
+
+
+@pytest.mark.parametrize(
+    ("line", "operator"),
+    [
+        ("Could not find an implementation for the node Relu:Relu(6)", "Relu"),
+        ("Could not find an implementation for the node output:Cos(7)", "Cos"),
+        ("Could not find an implementation for the node /model/a:b:Conv(11)", "Conv"),
+        ("Could not find an implementation for the node Tile(1)", "Tile"),
+    ],
+)
+def test_the_node_name_before_the_colon_is_no_domain(line: str, operator: str) -> None:
+    assert unregistered_operators([line]) == [operator]
