@@ -217,16 +217,16 @@ WORDINGS: tuple[Wording, ...] = (
 
 
 #: Wordings (by id) that do not reach their documented fix at this commit: strict xfail.
-#: All three are step choices inside existing runbooks: the bare DeepSpeed batch assertion
-#: gets the HF Trainer step ("auto") before the two-of-three step the config page documents;
-#: the C10d store connection gets the free-port step before the reachable MASTER_ADDR one; the
+#: Both are step choices inside existing runbooks: the bare DeepSpeed batch assertion gets the
+#: HF Trainer step ("auto") before the two-of-three step the config page documents; the
 #: bitsandbytes warning's runbook ranks first but the step comes from
 #: bitsandbytes-cuda-setup-failed (whose "pip install -U bitsandbytes" names the fix too).
+#: (The C10d store connection now reaches distributed-rendezvous-init's step for stores the
+#: other nodes cannot reach, which names MASTER_ADDR; cases-ar.)
 EXPECTED_MISS: frozenset[str] = frozenset(
     {
         "Check batch related parameters. train_batch_size is not equa",
         "The installed version of bitsandbytes was compiled without G",
-        "The connection to the C10d store has failed. See inner excep",
     }
 )
 
