@@ -56,7 +56,10 @@ from storm_analyses import storm_analyses
 
 from webapp.supervisor import gunicorn_argv
 
-N = int(os.environ.get("BENCH_N", "2000"))
+# 6,000 in 10 rounds (600 a round) rather than 2,000 in 5: a round of 400 lasted ~0.2 s of
+# /healthz, short enough that one stall moved its ratio 0.3-0.8; longer rounds steady a run's
+# median (2026-12-06: single 0.52-0.53, envelope 0.43-0.48 in two such runs at load 4-6).
+N = int(os.environ.get("BENCH_N", "6000"))
 # A storm's senders are many replicas at once: 64 keep both the floor and the paths at the
 # server's capacity (with 8, neither was: the single path waited on WAL flushes while the CPU
 # idled, and /healthz rose ~20% from 8 to 64 clients too). BENCH_CLIENTS=8 for the old figure.
@@ -71,7 +74,7 @@ STORM = os.environ.get("BENCH_STORM", "1") != "0"  # 0: skip the storm (minutes)
 GUNICORN = os.environ.get("BENCH_GUNICORN", "").split()
 WARM = 50  # incidents sent before timing each path: connections, caches
 # Single and envelope paths: rounds alternating GET /healthz and the path on one server.
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "10"))
 
 
 def payloads(n: int) -> list[dict]:
