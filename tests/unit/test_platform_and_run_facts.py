@@ -295,6 +295,7 @@ def test_the_readers_take_any_text(message: str, lines: list[str], context: dict
         "epoch " + "1" * 200_000 + " loss",
         ("illegal " * 100_000) + "instruction was encountered",
         ":" * 500_000 + " is not a registered function/op",
+        "Could not find an implementation for the node " + "a:" * 250_000 + "(1",
     ],
 )
 def test_adversarial_text_is_read_in_linear_time(text: str) -> None:
