@@ -53,6 +53,7 @@ import sentry_envelopes
 from raw_insert import bench_raw
 from rounds import interleaved, paired
 from storm_analyses import storm_analyses
+from table_scans import incident_rows_scanned
 
 from webapp.supervisor import gunicorn_argv
 
@@ -281,6 +282,7 @@ def main() -> None:
     InboxItem.objects.all().delete()  # what an earlier, interrupted run left waiting
     _, key = create_key(project, "bench")
     load_start = load()
+    scanned = incident_rows_scanned()
     single = payloads(N + WARM)
     batched = payloads(BATCH_N + warm_requests(BATCH) * BATCH)
     print(
@@ -327,6 +329,8 @@ def main() -> None:
                 f" inbox drained {p.drain_s:.2f} s after the last answer"
             )
         print(line)
+    scanned = incident_rows_scanned(settle=1.0) - scanned
+    print(f"incident rows read by sequential scans during these paths: {scanned}")
     # The ingest runs queued analyses nobody consumed; the storm's workers must not inherit
     # them (the storm purges the broker; these rows would still be pending).
     project.incidents.all().delete()
@@ -370,6 +374,7 @@ def main() -> None:
                 "single_stored_vs_floor_here": round(paired(phases["single"].stored_ratios), 2),
                 "envelope_stored_vs_floor_here": round(paired(phases["envelope"].stored_ratios), 2),
                 "batch_vs_raw": round(rates["batch"] / raw, 2),
+                "incident_rows_seq_scanned": scanned,  # bench/table_scans.py
                 "storm_analyses": storm["storm_analyses"],
                 "storm_incidents": storm["storm_incidents"],
                 "storm_issues": storm["storm_issues"],
