@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/calibrate_confidence.py [--write] [--corpus DIR] [--cv K]
         [--cv-files] [--weights framework=0.5,...] [--rows FILE] [--dump FILE]
+        [--extra-corpus DIR] [--extra-weight W]
 
 Cases: the dev set of ``rca eval --realworld-dev``: ``tests/data/dev_cases.jsonl`` and the
 ``split == "dev"`` lines of :data:`rca.evaluation.suite.REALWORLD_DEV_FILES`. Each case goes
@@ -39,6 +40,17 @@ L2 1-50 with either threshold rule are within 5 of right - wrong of each other o
 on the cases as collected, 5-fold and leave-one-file-out, so the defaults stay the
 procedure that fitted the shipped parameters (L2 1, threshold chosen on dev).
 
+``--extra-corpus DIR`` adds a third kind of row (bench/confidence_rows.py): each dev case
+against ``DIR`` (``corpora/independent``: runbooks written without reading the bundled ones
+or these cases), an incident a runbook of its kind covers without having been written for
+it, which the bundled rows (in sample) and leave-class-out rows (no runbook) both miss. Its
+rows (ids ``-ind``, in their case's fold) join the fit with weight ``--extra-weight``; 0
+scores them without fitting on them. Every table is given per kind of row: bundled (what
+the product serves), independent, leave-class-out. Measured 2026-12-07 on 527 dev cases
+(docs/MEASUREMENTS.md): against the independent corpus the action names the fix in 86 of 527
+(69 of the 283 cases whose class it has); fitting on those rows (weight 0.25-1) raises the
+threshold and costs the bundled rows 25-45 of right - wrong out of fold, so they stay out.
+
 ``--write`` stores the fitted parameters in ``rca/suggestion/confidence_params.json``, the
 one place the provider reads them from.
 """
@@ -52,99 +64,22 @@ from pathlib import Path
 from typing import Any
 
 from _env import REPO, setup_django
+from confidence_rows import KINDS, build_rows, dev_cases, fusion_weights, read_cases, read_rows
 
 HOLDOUT_FILES = ["eval/realworld/cases-a.jsonl", "eval/realworld/cases-b.jsonl"]
 FEATURES = ("retrieval", "margin", "step")
+KIND_TITLES = {
+    "bundled": "bundled rows (dev cases as collected, what the product serves)",
+    "independent": "independent rows (dev cases against --extra-corpus)",
+    "loco": "leave-class-out rows",
+}
 
 
-def _cases(paths: list[str], split: str) -> list[dict[str, Any]]:
-    cases = []
-    for path in paths:
-        for line in (REPO / path).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                case = json.loads(line)
-                if case.get("split", "dev") == split:
-                    cases.append({**case, "_file": Path(path).name})
-    return cases
-
-
-def dev_cases() -> list[dict[str, Any]]:
-    """The cases of ``rca eval --realworld-dev`` (every line of tests/data/dev_cases.jsonl,
-    the dev lines of the real-world dev files), each with the name of its file."""
-    from rca.evaluation.run import load_cases
-    from rca.evaluation.suite import REALWORLD_DEV_FILES, realworld_dev_cases
-
-    cases = [
-        {**case, "_file": "dev_cases.jsonl"}
-        for case in load_cases(REPO / "tests" / "data" / "dev_cases.jsonl")
-    ]
-    real = _cases([str(p) for p in REALWORLD_DEV_FILES if p.is_file()], "dev")
-    assert [c["id"] for c in real] == [c["id"] for c in realworld_dev_cases()]
-    return cases + real
-
-
-def _weights(spec: str) -> Any:
-    """``framework=0.5,exception_type=0.25`` over the defaults."""
-    from dataclasses import replace
-
-    from rca.retrieval.weights import DEFAULT_WEIGHTS
-
-    values: dict[str, float] = {}
-    for item in filter(None, spec.split(",")):
-        name, value = item.split("=", 1)
-        values[name] = float(value)
-    return replace(DEFAULT_WEIGHTS, **values)
-
-
-def _rows(
-    cases: list[dict[str, Any]], corpus: str, augment: bool, weights: Any = None
-) -> list[dict[str, Any]]:
-    """One row per case (and per left-out case): id, file, figures, label."""
-    from rca.corpus.embeddings import embed_queries
-    from rca.evaluation.metrics import keyword_hit
-    from rca.evaluation.run import case_incident, load_bodies, load_index
-    from rca.retrieval.hybrid import search
-    from rca.retrieval.signals import build_signals
-    from rca.suggestion.confidence import Calibration
-    from rca.suggestion.evidence import context_for, evidence_from_retrieved
-    from rca.suggestion.providers import OfflineProvider
-
-    index, _ = load_index(corpus)
-    bodies = load_bodies(corpus, index.slugs)
-    incidents = [case_incident(case) for case in cases]
-    signals = [build_signals(incident) for incident in incidents]
-    vectors = embed_queries([s.embedding_text() for s in signals])
-    # Never abstain here: the label is about the action the provider would give.
-    provider = OfflineProvider(Calibration(0.0, {}, {}, {}, 0.0))
-    classes = set(index.classes)
-    extra = {"weights": weights} if weights is not None else {}
-    rows = []
-    for case, incident, sig, vector in zip(cases, incidents, signals, vectors, strict=True):
-        category = case.get("category", "")
-        variants = [("", 0)]
-        if augment and category in classes:
-            variants.append(("-loco", sum(c == category for c in index.classes)))
-        for suffix, left_out in variants:
-            found = search(sig, vector, k=5 + left_out, index=index, **extra)
-            if suffix:
-                found = [r for r in found if r.failure_class != category][:5]
-            if not found:
-                continue
-            ctx = context_for(incident, evidence_from_retrieved(found, bodies))
-            draft = provider.suggest(ctx)
-            rows.append(
-                {
-                    "id": case["id"] + suffix,
-                    "file": case.get("_file", ""),
-                    "augmented": bool(suffix),
-                    "strength": draft.strength,
-                    "hit": keyword_hit(draft.action, case.get("keywords") or []),
-                    "hit_any": keyword_hit(
-                        f"{draft.action} {draft.reason}", case.get("keywords") or []
-                    ),
-                }
-            )
-    return rows
+def _weight(row: dict[str, Any], args: Any) -> float:
+    """The row's weight in the fit (0: scored, never fitted on)."""
+    if row["kind"] == "loco":
+        return 0.0 if args.no_augment else args.augment_weight
+    return args.extra_weight if row["kind"] == "independent" else 1.0
 
 
 def _report(title: str, rows: list[dict[str, Any]], calibration: Any) -> None:
@@ -176,26 +111,32 @@ def _report(title: str, rows: list[dict[str, Any]], calibration: Any) -> None:
 
 
 def _tally(rows: list[dict[str, Any]], p: list[float], thresholds: list[float]) -> str:
-    answered = [r["hit"] for r, pi, t in zip(rows, p, thresholds, strict=True) if pi >= t]
-    right, n = sum(answered), len(rows)
-    wrong = len(answered) - right
+    """Answered right / wrong, abstained right / wrong (an abstention's best guess scored)."""
+    answered = [pi >= t for pi, t in zip(p, thresholds, strict=True)]
+    right = sum(a and r["hit"] for a, r in zip(answered, rows, strict=True))
+    wrong = sum(answered) - right
+    held_right = sum(not a and r["hit"] for a, r in zip(answered, rows, strict=True))
+    held_wrong = len(rows) - sum(answered) - held_right
     return (
-        f"{n} rows: answered {len(answered)}, right {right}, wrong {wrong}, "
-        f"right-wrong {right - wrong}, answered accuracy {right / max(len(answered), 1):.3f}, "
-        f"abstained {(n - len(answered)) / max(n, 1):.3f}"
+        f"{len(rows)} rows: answered right {right}, answered wrong {wrong}, "
+        f"abstained right {held_right}, abstained wrong {held_wrong}, "
+        f"right-wrong {right - wrong}, answered accuracy {right / max(sum(answered), 1):.3f}, "
+        f"abstained {(len(rows) - sum(answered)) / max(len(rows), 1):.3f}"
     )
 
 
 def _fit(rows: list[dict[str, Any]], args: Any, features: list[str]) -> Any:
-    """The calibration (fit and threshold) of ``args``' procedure on ``rows``."""
+    """The calibration (fit and threshold) of ``args``' procedure on ``rows`` (those of
+    weight 0 left out)."""
     from dataclasses import replace
 
     from rca.suggestion.calibration import choose_threshold, fit_logistic
     from rca.suggestion.confidence import Strength
 
+    rows = [r for r in rows if _weight(r, args) > 0]
     figures = [Strength(**r["strength"]) for r in rows]
     labels = [r["hit"] for r in rows]
-    weights = [args.augment_weight if r["augmented"] else 1.0 for r in rows]
+    weights = [_weight(r, args) for r in rows]
     features = list(features)
     while True:
         fit = fit_logistic(figures, labels, features, l2=args.l2, weights=weights)
@@ -212,13 +153,13 @@ def _fit(rows: list[dict[str, Any]], args: Any, features: list[str]) -> Any:
 
 
 def _folds(rows: list[dict[str, Any]], args: Any, k: int, by_file: bool) -> dict[str, int]:
-    """Fold of every case id (a case and its leave-class-out row share one)."""
+    """Fold of every case id (all rows of a case share one)."""
     import numpy as np
 
     if by_file:
         files = sorted({r["file"] for r in rows})
-        return {r["id"].removesuffix("-loco"): files.index(r["file"]) for r in rows}
-    base = sorted({r["id"].removesuffix("-loco") for r in rows})
+        return {r["case"]: files.index(r["file"]) for r in rows}
+    base = sorted({r["case"] for r in rows})
     order = np.random.RandomState(args.seed).permutation(len(base))
     return {base[j]: i % k for i, j in enumerate(order)}
 
@@ -233,24 +174,23 @@ def _cross_validate(
 
     old = load_calibration()
     fold_of = _folds(rows, args, k, by_file)
-    rows = [r for r in rows if not (args.no_augment and r["augmented"])]
     oof: dict[str, list[float]] = {"new": [], "new_t": [], "old": []}
     scored: list[dict[str, Any]] = []
     title = "leave-one-file-out" if by_file else f"{k}-fold"
     print(f"== {title} cross-validation")
     for fold in sorted(set(fold_of.values())):
-        train = [r for r in rows if fold_of[r["id"].removesuffix("-loco")] != fold]
-        test = [r for r in rows if fold_of[r["id"].removesuffix("-loco")] == fold]
+        train = [r for r in rows if fold_of[r["case"]] != fold]
+        test = [r for r in rows if fold_of[r["case"]] == fold]
         if not test:
             continue
         fit = _fit(train, args, features)
         p = [fit.probability(Strength(**r["strength"])) for r in test]
         p_old = [old.probability(Strength(**r["strength"])) for r in test]
-        plain = [r for r in test if not r["augmented"]]
+        idx = [i for i, r in enumerate(test) if r["kind"] == "bundled"]
+        plain = [test[i] for i in idx]
         name = test[0]["file"] if by_file else str(fold)
         coef = " ".join(f"{f} {w:+.2f}" for f, w in fit.coef.items())
         print(f"fold {name}: {len(plain)} cases, threshold {fit.threshold:.3f}, {coef}")
-        idx = [i for i, r in enumerate(test) if not r["augmented"]]
         sub_p, sub_old = [p[i] for i in idx], [p_old[i] for i in idx]
         print(f"  refit  {_tally(plain, sub_p, [fit.threshold] * len(plain))}")
         print(f"  old    {_tally(plain, sub_old, [old.threshold] * len(plain))}")
@@ -258,13 +198,13 @@ def _cross_validate(
         oof["new_t"] += [fit.threshold] * len(test)
         oof["old"] += p_old
         scored += test
-    for subset, keep in (
-        ("all dev rows (the objective's population)", lambda r: True),
-        ("dev cases as collected", lambda r: not r["augmented"]),
-        ("leave-class-out rows", lambda r: r["augmented"]),
-    ):
+    subsets = [("every row", lambda r: True), ("the fit's rows", lambda r: _weight(r, args) > 0)]
+    subsets += [(KIND_TITLES[kind], lambda r, kind=kind: r["kind"] == kind) for kind in KINDS]
+    for subset, keep in subsets:
         idx = [i for i, r in enumerate(scored) if keep(r)]
         sub = [scored[i] for i in idx]
+        if not sub:
+            continue
         print(f"{title} out of fold, {subset}:")
         new_p, old_p = [oof["new"][i] for i in idx], [oof["old"][i] for i in idx]
         fold_t, old_t = [oof["new_t"][i] for i in idx], [old.threshold] * len(sub)
@@ -280,6 +220,8 @@ def _cross_validate(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(REPO / "rca" / "runbooks"))
+    parser.add_argument("--extra-corpus", help="independent rows from this corpus too")
+    parser.add_argument("--extra-weight", type=float, default=1.0, help="0: score, never fit")
     parser.add_argument("--features", default=",".join(FEATURES))
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument("--augment-weight", type=float, default=1.0)
@@ -301,57 +243,66 @@ def main() -> None:
 
     from rca.suggestion.confidence import PARAMS_PATH
 
-    weights = _weights(args.weights) if args.weights else None
+    weights = fusion_weights(args.weights) if args.weights else None
     if args.rows:
-        rows = json.loads(Path(args.rows).read_text(encoding="utf-8"))
+        rows = read_rows(args.rows)
     else:
-        rows = _rows(dev_cases(), args.corpus, augment=True, weights=weights)
+        rows = build_rows(
+            dev_cases(), args.corpus, augment=True, extra_corpus=args.extra_corpus, weights=weights
+        )
     if args.dump:
         Path(args.dump).write_text(json.dumps(rows), encoding="utf-8")
-    fit_rows = [r for r in rows if not (args.no_augment and r["augmented"])]
     features = [f for f in args.features.split(",") if f]
     if args.cv:
         _cross_validate(rows, args, features, args.cv)
     if args.cv_files:
         _cross_validate(rows, args, features, 0, by_file=True)
-    calibration = _fit(fit_rows, args, features)
-    threshold = calibration.threshold
-    features = list(calibration.coef)
-    plain = [r for r in rows if not r["augmented"]]
+    calibration = _fit(rows, args, features)
+    fit_rows = [r for r in rows if _weight(r, args) > 0]
+    count = {kind: sum(r["kind"] == kind for r in fit_rows) for kind in KINDS}
+    fitted_on = f"{count['bundled']} dev cases + {count['loco']} leave-class-out rows"
+    if count["independent"]:
+        extra = Path(args.extra_corpus or "the extra corpus").name
+        fitted_on += f" + {count['independent']} rows against corpora/{extra}"
     threshold_rule = (
         "0.5: answer when right is likelier than wrong (not fitted)"
         if args.threshold_rule == "half"
         else (
-            f"max(right - wrong) among answered dev rows (with leave-class-out), "
+            f"max(right - wrong) among answered dev rows (with leave-class-out"
+            f"{' and independent' if count['independent'] else ''}), "
             f">= {args.min_answered} answered"
         )
     )
     meta = {
-        "fitted_on": f"{len(plain)} dev cases + {len(fit_rows) - len(plain)} leave-class-out rows",
+        "fitted_on": fitted_on,
         "label": "a case keyword in the action (fix term in action)",
-        "features": features,
+        "features": list(calibration.coef),
         "l2": args.l2,
         "augment_weight": args.augment_weight,
         "threshold_rule": threshold_rule,
         "refit": "bench/calibrate_confidence.py --write",
     }
+    if count["independent"]:
+        meta["extra_weight"] = args.extra_weight
     calibration = type(calibration)(
         calibration.intercept,
         calibration.coef,
         calibration.mean,
         calibration.scale,
-        threshold,
+        calibration.threshold,
         meta,
     )
     print(json.dumps(calibration.as_dict(), indent=1))
     _report("dev, every fit row (threshold chosen here)", fit_rows, calibration)
-    _report("dev (as collected)", plain, calibration)
-    _report("dev, leave-class-out rows", [r for r in rows if r["augmented"]], calibration)
+    for kind in KINDS:
+        kind_rows = [r for r in rows if r["kind"] == kind]
+        if kind_rows:
+            _report(f"dev, {KIND_TITLES[kind]}", kind_rows, calibration)
     if args.write:
         PARAMS_PATH.write_text(json.dumps(calibration.as_dict(), indent=2) + "\n", encoding="utf-8")
         print(f"written {PARAMS_PATH.relative_to(REPO)}")
     if args.holdout:
-        held = _rows(_cases(HOLDOUT_FILES, "holdout"), args.corpus, augment=False)
+        held = build_rows(read_cases(HOLDOUT_FILES, "holdout"), args.corpus, augment=False)
         _report("holdout (scored only)", held, calibration)
     sys.stdout.flush()
 
