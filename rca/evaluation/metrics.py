@@ -3,7 +3,10 @@ suggestions' keyword match, abstentions and validation pass rate (of the final o
 every candidate step before the offline provider's filter).
 
 A hit is a retrieved runbook whose ``failure_class`` equals the case's category: users care
-that the right *kind* of fix comes first, and several runbooks may cover one class.
+that the right *kind* of fix comes first, and several runbooks may cover one class. A case
+whose category no runbook of the corpus has cannot be hit by any ranking, so each figure is
+also given over the *covered* cases alone: on a team's own corpus that is the question
+"when we have the runbook, does it come first?", apart from "which failures lack one?".
 """
 
 from __future__ import annotations
@@ -18,9 +21,7 @@ __all__ = [
     "Metrics",
     "SuggestMetrics",
     "SuggestResult",
-    "format_corpora",
     "format_suggest_table",
-    "format_table",
     "keyword_hit",
     "rank_of",
     "summarise",
@@ -36,6 +37,8 @@ class CaseResult:
     category: str
     ranked_classes: tuple[str, ...]  # failure classes of the retrieved runbooks, best first
     ranked_slugs: tuple[str, ...] = ()
+    #: the corpus holds a runbook of the case's class (only then can a ranking hit it)
+    covered: bool = True
 
 
 # The JSON report of `manage.py rca eval`; keys as the report has always spelled them.
@@ -49,6 +52,7 @@ MetricsReport = TypedDict(
         "empty": float,
         "per_category": dict[str, dict[str, float]],
         "misses_at_1": list[str],
+        "covered": dict[str, float],
     },
 )
 
@@ -76,6 +80,8 @@ class Metrics:
     empty: float = 0.0
     per_category: dict[str, dict[str, float]] = field(default_factory=dict)
     misses: list[str] = field(default_factory=list)  # case ids without a hit@1
+    #: the same figures over the cases whose class the corpus has (``cases``, ``hit@1``, ...)
+    covered: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> MetricsReport:
         return {
@@ -86,6 +92,7 @@ class Metrics:
             "empty": round(self.empty, 4),
             "per_category": self.per_category,
             "misses_at_1": self.misses,
+            "covered": self.covered,
         }
 
 
@@ -107,6 +114,18 @@ def _score(results: Sequence[CaseResult]) -> tuple[float, float, float, float]:
     mrr = sum(1.0 / r for r in ranks if r is not None and r <= MRR_DEPTH) / n
     empty = sum(1 for r in results if not r.ranked_classes) / n
     return hit1, hit3, mrr, empty
+
+
+def _covered(results: Sequence[CaseResult]) -> dict[str, float]:
+    """hit@1, hit@3 and MRR@5 over the covered cases, with how many there are."""
+    covered = [r for r in results if r.covered]
+    hit1, hit3, mrr, _ = _score(covered)
+    return {
+        "cases": len(covered),
+        "hit@1": round(hit1, 4),
+        "hit@3": round(hit3, 4),
+        "mrr@5": round(mrr, 4),
+    }
 
 
 def summarise(results: Sequence[CaseResult]) -> Metrics:
@@ -131,56 +150,8 @@ def summarise(results: Sequence[CaseResult]) -> Metrics:
         empty=empty,
         per_category=per_category,
         misses=[r.case_id for r in results if rank_of(r) != 1],
+        covered=_covered(results),
     )
-
-
-def format_table(metrics: dict[str, Metrics]) -> str:
-    """Overall and per-category figures, one column per run (mode or fusion strategy)."""
-    names = list(metrics)
-    width = max([12, *(len(n) for n in names)]) + 2
-    lines = ["".ljust(30) + "".join(n.rjust(width) for n in names)]
-    for label, attr in (("hit@1", "hit1"), ("hit@3", "hit3"), ("MRR@5", "mrr"), ("empty", "empty")):
-        values = "".join(f"{getattr(metrics[n], attr):.3f}".rjust(width) for n in names)
-        lines.append(label.ljust(30) + values)
-    categories = sorted({c for m in metrics.values() for c in m.per_category})
-    if categories:
-        lines.append("")
-        lines.append("per category (hit@1 / hit@3)".ljust(30))
-    for category in categories:
-        cells = []
-        for name in names:
-            figures = metrics[name].per_category.get(category)
-            cell = f"{figures['hit@1']:.2f}/{figures['hit@3']:.2f}" if figures else "-"
-            cells.append(cell.rjust(width))
-        count = next(m.per_category[category]["cases"] for m in metrics.values())
-        lines.append(f"{category} ({count:g})".ljust(30) + "".join(cells))
-    for name in names:
-        if metrics[name].misses:
-            lines.append(f"\n{name}: not first for {', '.join(metrics[name].misses)}")
-    return "\n".join(lines)
-
-
-def format_corpora(
-    reports: dict[str, dict[str, Metrics]], extra: dict[str, dict[str, Metrics]] | None = None
-) -> str:
-    """One row per run (plus ``extra`` rows, e.g. cross-validated), one column per corpus:
-    ``hit@1 / MRR@5``."""
-    corpora = list(reports)
-    runs = {
-        run: {c: reports[c][run] for c in corpora if run in reports[c]}
-        for run in reports[corpora[0]]
-    }
-    runs.update({name: per for name, per in (extra or {}).items()})
-    width = max([16, *(len(c) + 2 for c in corpora)])
-    label = max([20, *(len(r) + 2 for r in runs)])
-    lines = ["".ljust(label) + "".join(c.rjust(width) for c in corpora)]
-    for run, per in runs.items():
-        cells = [
-            (f"{per[c].hit1:.3f} / {per[c].mrr:.3f}" if c in per else "-").rjust(width)
-            for c in corpora
-        ]
-        lines.append(run.ljust(label) + "".join(cells))
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- suggestions

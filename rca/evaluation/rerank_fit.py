@@ -127,6 +127,7 @@ def _result(prepared: Prepared, i: int, order: list[int], k: int) -> CaseResult:
         category=str(case.get("category", "")),
         ranked_classes=tuple(index.classes[p] for p in order[:k]),
         ranked_slugs=tuple(index.slugs[p] for p in order[:k]),
+        covered=case.get("category", "") in index.classes,
     )
 
 

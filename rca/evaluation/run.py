@@ -178,6 +178,7 @@ def results(
     mode, strategy = RUNS[run]
     positions = range(len(prepared.cases)) if only is None else only
     index = prepared.index
+    has = set(index.classes)
     out = []
     for i in positions:
         case = prepared.cases[i]
@@ -194,6 +195,7 @@ def results(
                 category=str(case.get("category", "")),
                 ranked_classes=tuple(index.classes[p] for p in order),
                 ranked_slugs=tuple(index.slugs[p] for p in order),
+                covered=case.get("category", "") in has,
             )
         )
     return out

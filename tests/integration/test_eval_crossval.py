@@ -52,6 +52,12 @@ def test_two_corpora_cross_validated_and_ablated_in_one_json_report(tmp_path: Pa
     for corpus in report["corpora"].values():
         run = corpus["runs"][default]
         assert {"hit@1", "hit@3", "mrr@5", "empty"} <= set(run) and run["cases"] == 6
+    # of the six cases (cuda_oom twice, then four other kinds) only the two OOMs have a runbook
+    # of their kind in "first", none in "second": every hit is a covered case's
+    first_run = report["corpora"]["first"]["runs"][default]
+    assert first_run["covered"]["cases"] == 2
+    assert first_run["covered"]["hit@1"] == pytest.approx(first_run["hit@1"] * 6 / 2, abs=1e-3)
+    assert report["corpora"]["second"]["runs"][default]["covered"]["cases"] == 0
     cv = report["cv"]
     assert cv["run"] == default and cv["folds"] == 3 and len(cv["chosen"]) == 3
     # every case is scored exactly once, on the fold it was held out of
@@ -72,4 +78,5 @@ def test_text_report_compares_corpora_and_shows_the_cross_validated_row(tmp_path
     )  # fmt: skip
     text = out.getvalue()
     assert "== first (no signals): 6 cases" in text
+    assert "hit@1 of covered cases" in text and "(2)" in text  # 2 of the 6 have a runbook
     assert "(2-fold CV)" in text and "weights chosen per fold" in text

@@ -248,3 +248,16 @@ def test_metrics_hit_at_k_and_mrr() -> None:
     assert metrics.mrr == pytest.approx((1 + 1 / 3) / 3)
     assert metrics.empty == pytest.approx(1 / 3)
     assert metrics.misses == ["b", "c"]
+
+
+def test_metrics_over_covered_cases_leave_out_kinds_the_corpus_lacks() -> None:
+    results = [
+        CaseResult("a", "cuda_oom", ("cuda_oom", "host_oom")),
+        CaseResult("b", "host_oom", ("cuda_oom", "host_oom")),
+        CaseResult("c", "port_in_use", ("cuda_oom", "host_oom"), covered=False),
+        CaseResult("d", "tokenizer_vocab", (), covered=False),
+    ]
+    metrics = summarise(results)
+    assert metrics.hit1 == pytest.approx(1 / 4)
+    assert metrics.covered == {"cases": 2, "hit@1": 0.5, "hit@3": 1.0, "mrr@5": 0.75}
+    assert metrics.as_dict()["covered"]["cases"] == 2

@@ -145,7 +145,7 @@ class Command(BaseCommand):
         k: int,
         **options: Any,
     ) -> None:
-        from rca.evaluation.metrics import format_corpora, format_table, summarise
+        from rca.evaluation.metrics import summarise
         from rca.evaluation.run import DEFAULT_RUN, load_cases, prepare, results, run_names
         from rca.evaluation.suite import (
             corpus_specs,
@@ -153,6 +153,7 @@ class Command(BaseCommand):
             load_corpora,
             realworld_dev_cases,
         )
+        from rca.evaluation.tables import format_corpora, format_table
 
         specs = corpus_specs(corpus, options["ignore_signals"], options["suite"])
         files = cases or [DEFAULT_CASES]
