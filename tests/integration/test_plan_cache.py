@@ -63,5 +63,10 @@ def test_the_inbox_insert_prepared_on_an_empty_table_uses_the_index_once_the_tab
 
     plan = _plan_of_the_insert(project)
 
+    # Planned for the table as it is: an index, not the whole table on every commit. Which
+    # index is the planner's call while the statistics still describe the empty table: the
+    # unique (project, event_id) one in quiet runs; under load the narrower
+    # `incident_by_service` was seen too (project as its index condition, event_id filtered),
+    # a tie of estimates that the next ANALYZE settles (docs/MEASUREMENTS.md, 2026-12-07).
     assert f"Seq Scan on {_INCIDENTS}" not in plan, plan
-    assert "incident_event_id" in plan, plan  # the (project, event_id) unique index
+    assert "Index" in plan and "project_id = r.project_id" in plan, plan
