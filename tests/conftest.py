@@ -82,6 +82,30 @@ def pytest_configure(config) -> None:
         "inbox: ingest accepts, answers and leaves storing to a processor (accept-then-process"
         " for real; without it the request stores its own incidents: RCA_INGEST_INLINE)",
     )
+    # xdist hands out files in the order `pytest_collection_modifyitems` below leaves them,
+    # not sorted by test count (its default puts the one-test files, the longest here, last).
+    if getattr(config.option, "loadscopereorder", False):
+        config.option.loadscopereorder = False
+
+
+#: Directories whose files start servers, workers or whole stacks: a minute or more each.
+_SLOW_TIERS = ("tests/integration/", "tests/browser/")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under xdist (`make test`), integration and browser files come before the unit ones.
+
+    `--dist loadfile` gives a process one more file when it has two tests or fewer left,
+    so a file of one long test (test_faults, test_make_run: minutes each on a loaded box)
+    also brings the next file along. xdist's default order, most tests first, put those
+    files last: one process ran them one after the other while the other sat idle (231 s
+    of a 34-min run). Ordered this way the unit files, many and short, come last and even
+    out the end. A stable sort: each file's tests keep pytest-django's order. One process
+    (`-n 0`) keeps pytest-django's order across files too."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    items.sort(key=lambda item: not item.nodeid.startswith(_SLOW_TIERS))
 
 
 @pytest.fixture(autouse=True)
