@@ -10,7 +10,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from tests.support import corpus
-from tests.support.processes import Worker, sqla_broker_url
+from tests.support.processes import SESSION_LONG, SESSION_WORKER_POLL, Worker, sqla_broker_url
 
 # Hypothesis settings for the whole suite, in one place. `ci` (the default, `make test`):
 # no deadline and no too_slow health check, since on a loaded 2-core box a slow draw or
@@ -108,6 +108,24 @@ def pytest_collection_modifyitems(config, items) -> None:
     items.sort(key=lambda item: not item.nodeid.startswith(_SLOW_TIERS))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    """Under xdist, a process that reaches a unit file runs no integration or browser file
+    again (files go out in the order above, one process taking the next in line): the
+    session's workers stop there instead of polling the broker for the rest of the run."""
+    if not SESSION_LONG or item.nodeid.startswith(_SLOW_TIERS):
+        return
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if item.config.getoption("dist", None) not in ("loadfile", "loadscope"):
+        return
+    if set(SESSION_WORKERS) & set(item.fixturenames):
+        return
+    for worker in SESSION_LONG:
+        worker.stop()  # again at the session's end: a no-op then
+    SESSION_LONG.clear()
+
+
 @pytest.fixture(autouse=True)
 def _ingest_inline(request, monkeypatch) -> None:
     """Requests store what they accept before answering (RCA_INGEST_INLINE), so a test can
@@ -198,7 +216,13 @@ def celery_worker(broker_url, tmp_path_factory):
     """One real `celery worker` process for the whole session, on the test database."""
     from django.db import connection
 
-    worker = Worker(dict(connection.settings_dict), broker_url, tmp_path_factory.mktemp("worker"))
+    worker = Worker(
+        dict(connection.settings_dict),
+        broker_url,
+        tmp_path_factory.mktemp("worker"),
+        extra_env=SESSION_WORKER_POLL,
+    )
+    SESSION_LONG.append(worker)
     try:
         worker.wait_ready()
         yield worker

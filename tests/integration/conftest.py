@@ -15,13 +15,16 @@ def llm_worker(broker_url, make_httpserver, tmp_path_factory):
     from django.db import connection
 
     from tests.support.openai_stub import start_llm_worker
+    from tests.support.processes import SESSION_LONG, SESSION_WORKER_POLL
 
     worker = start_llm_worker(
         dict(connection.settings_dict),
         broker_url,
         make_httpserver.url_for("/v1"),
         tmp_path_factory.mktemp("llm-worker"),
+        extra_env=SESSION_WORKER_POLL,
     )
+    SESSION_LONG.append(worker)
     try:
         worker.wait_ready()
         yield worker

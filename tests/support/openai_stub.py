@@ -28,7 +28,9 @@ def chat_completion(content: str) -> dict:
     }
 
 
-def start_llm_worker(db: dict, broker_url: str, base_url: str, log_dir: Path) -> Worker:
+def start_llm_worker(
+    db: dict, broker_url: str, base_url: str, log_dir: Path, extra_env: dict[str, str] | None = None
+) -> Worker:
     """A worker (started, not yet ready) that takes the `llm` queue and asks `base_url`."""
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-test", "RCA_LLM_MODEL": MODEL}
-    return Worker(db, broker_url, log_dir, queues="llm", extra_env=env)
+    return Worker(db, broker_url, log_dir, queues="llm", extra_env={**env, **(extra_env or {})})

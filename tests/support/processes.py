@@ -25,6 +25,16 @@ ANALYSED = re.compile(r"Task rca\.tasks\.analyse_incident\[[^\]]+\] succeeded")
 #: Every queue the app publishes to (webapp/settings.py): a test worker consumes them all.
 ALL_QUEUES = "celery,fresh,repeat,housekeeping,notify"
 
+#: The embedded broker's poll interval (RCA_EMBEDDED_BROKER_POLL, 0.05 s by default) for
+#: the workers that live the whole session: polling five queues every 0.05 s cost an idle
+#: worker ~18% of a core (the `llm` queue's ~6%), for the run's 15-19 minutes, on a box of
+#: 2. At 0.2 s a task waits 0.15 s longer at most; workers a test starts keep the default.
+SESSION_WORKER_POLL = {"RCA_EMBEDDED_BROKER_POLL": "0.2"}
+
+#: Workers that live the whole session (tests/conftest.py stops them early under xdist,
+#: once the process has only unit files left).
+SESSION_LONG: list[Worker] = []
+
 
 def database_url(db: dict) -> str:
     """A libpq URL for a Django DATABASES entry (unix socket or TCP)."""
