@@ -112,18 +112,24 @@ def pytest_collection_modifyitems(config, items) -> None:
 def pytest_runtest_setup(item) -> None:
     """Under xdist, a process that reaches a unit file runs no integration or browser file
     again (files go out in the order above, one process taking the next in line): the
-    session's workers stop there instead of polling the broker for the rest of the run."""
-    if not SESSION_LONG or item.nodeid.startswith(_SLOW_TIERS):
-        return
+    session's workers stop there instead of polling the broker for the rest of the run.
+    (xdist sets `dist` to "no" in its processes, so the mode cannot be checked here; a test
+    that wants a worker after that fails, saying so, instead of getting a stopped one.)"""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    if item.config.getoption("dist", None) not in ("loadfile", "loadscope"):
-        return
-    if set(SESSION_WORKERS) & set(item.fixturenames):
+    wanted = sorted(set(SESSION_WORKERS) & set(item.fixturenames))
+    if wanted and _STOPPED_EARLY:
+        pytest.fail(f"{wanted} stopped when this process reached the unit files", pytrace=False)
+    if wanted or not SESSION_LONG or item.nodeid.startswith(_SLOW_TIERS):
         return
     for worker in SESSION_LONG:
         worker.stop()  # again at the session's end: a no-op then
     SESSION_LONG.clear()
+    _STOPPED_EARLY.append(item.nodeid)
+
+
+#: The unit test at which this process stopped the session's workers (tests/support/processes.py).
+_STOPPED_EARLY: list[str] = []
 
 
 @pytest.fixture(autouse=True)
