@@ -27,7 +27,7 @@ import numpy as np
 from rca.evaluation.crossval import fold_of
 from rca.evaluation.metrics import CaseResult, Metrics, summarise
 from rca.evaluation.rerank_features import FEATURES, RERANK_DEPTH, RerankModel, features, rerank
-from rca.evaluation.run import DEFAULT_RUN, RUNS, Prepared, case_incident
+from rca.evaluation.run import DEFAULT_RUN, RUNS, Prepared, case_incident, case_result
 from rca.retrieval.signals import Signals, build_signals
 from rca.retrieval.weights import DEFAULT_WEIGHTS
 
@@ -120,17 +120,6 @@ def fit(groups: Sequence[Candidates], strength: float = STRENGTH) -> RerankModel
     return RerankModel(tuple(mean), tuple(scale), tuple(float(v) for v in found.x))
 
 
-def _result(prepared: Prepared, i: int, order: list[int], k: int) -> CaseResult:
-    case, index = prepared.cases[i], prepared.index
-    return CaseResult(
-        case_id=str(case.get("id", "")),
-        category=str(case.get("category", "")),
-        ranked_classes=tuple(index.classes[p] for p in order[:k]),
-        ranked_slugs=tuple(index.slugs[p] for p in order[:k]),
-        covered=case.get("category", "") in index.classes,
-    )
-
-
 def _reordered(g: Candidates, model: RerankModel) -> list[int]:
     scores = model.score(g.rows)
     ranked = sorted(range(len(g.order)), key=lambda i: (-scores[i], i))
@@ -210,8 +199,8 @@ def cross_validate_rerank(
                     continue
                 g = groups[name][i]
                 order = _reordered(g, model) if passed else g.order
-                held[name].append(_result(p, i, order, k))
-                base[name].append(_result(p, i, g.order, k))
+                held[name].append(case_result(p, i, order[:k]))
+                base[name].append(case_result(p, i, g.order[:k]))
     return RerankCV(
         folds=folds,
         reranked={name: summarise(r) for name, r in held.items()},

@@ -177,11 +177,8 @@ def results(
 
     mode, strategy = RUNS[run]
     positions = range(len(prepared.cases)) if only is None else only
-    index = prepared.index
-    has = set(index.classes)
     out = []
     for i in positions:
-        case = prepared.cases[i]
         order, _ = rank(
             prepared.evidence[i],
             mode=mode,
@@ -189,16 +186,22 @@ def results(
             weights=weights,
             k=k,
         )
-        out.append(
-            CaseResult(
-                case_id=str(case.get("id", "")),
-                category=str(case.get("category", "")),
-                ranked_classes=tuple(index.classes[p] for p in order),
-                ranked_slugs=tuple(index.slugs[p] for p in order),
-                covered=case.get("category", "") in has,
-            )
-        )
+        out.append(case_result(prepared, i, order))
     return out
+
+
+def case_result(prepared: Prepared, i: int, order: Sequence[int]) -> CaseResult:
+    """Case ``i`` ranked in ``order`` (positions in the index), and whether the corpus has a
+    runbook of its class at all (``covered``: a case it lacks is a miss whatever the order)."""
+    case, index = prepared.cases[i], prepared.index
+    category = str(case.get("category", ""))
+    return CaseResult(
+        case_id=str(case.get("id", "")),
+        category=category,
+        ranked_classes=tuple(index.classes[p] for p in order),
+        ranked_slugs=tuple(index.slugs[p] for p in order),
+        covered=category in index.classes,
+    )
 
 
 def evaluate(
