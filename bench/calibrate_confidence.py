@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/calibrate_confidence.py [--write] [--corpus DIR] [--cv K]
         [--cv-files] [--weights framework=0.5,...] [--rows FILE] [--dump FILE]
-        [--extra-corpus DIR] [--extra-weight W]
+        [--extra-corpus DIR] [--extra-weight W] [--history ROOT] [--history-weight W]
 
 Cases: the dev set of ``rca eval --realworld-dev``: ``tests/data/dev_cases.jsonl`` and the
 ``split == "dev"`` lines of :data:`rca.evaluation.suite.REALWORLD_DEV_FILES`. Each case goes
@@ -51,6 +51,10 @@ the product serves), independent, leave-class-out. Measured 2026-12-07 on 527 de
 (69 of the 283 cases whose class it has); fitting on those rows (weight 0.25-1) raises the
 threshold and costs the bundled rows 25-45 of right - wrong out of fold, so they stay out.
 
+``--history ROOT`` adds a fourth kind (``-hist``): each case of a file named by a folder
+``ROOT/<case file name>/`` against that folder, the bundled runbooks as they were at the last
+commit before the file's runbooks were written; weight ``--history-weight`` (0: scored only).
+
 ``--write`` stores the fitted parameters in ``rca/suggestion/confidence_params.json``, the
 one place the provider reads them from.
 """
@@ -71,6 +75,7 @@ FEATURES = ("retrieval", "margin", "step")
 KIND_TITLES = {
     "bundled": "bundled rows (dev cases as collected, what the product serves)",
     "independent": "independent rows (dev cases against --extra-corpus)",
+    "history": "history rows (dev cases against the corpus before their runbooks)",
     "loco": "leave-class-out rows",
 }
 
@@ -79,6 +84,8 @@ def _weight(row: dict[str, Any], args: Any) -> float:
     """The row's weight in the fit (0: scored, never fitted on)."""
     if row["kind"] == "loco":
         return 0.0 if args.no_augment else args.augment_weight
+    if row["kind"] == "history":
+        return args.history_weight
     return args.extra_weight if row["kind"] == "independent" else 1.0
 
 
@@ -222,6 +229,8 @@ def main() -> None:
     parser.add_argument("--corpus", default=str(REPO / "rca" / "runbooks"))
     parser.add_argument("--extra-corpus", help="independent rows from this corpus too")
     parser.add_argument("--extra-weight", type=float, default=1.0, help="0: score, never fit")
+    parser.add_argument("--history", help="ROOT/<case file>/: that file's older corpus")
+    parser.add_argument("--history-weight", type=float, default=1.0, help="0: score only")
     parser.add_argument("--features", default=",".join(FEATURES))
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument("--augment-weight", type=float, default=1.0)
@@ -247,8 +256,18 @@ def main() -> None:
     if args.rows:
         rows = read_rows(args.rows)
     else:
+        history = (
+            {p.name: str(p) for p in sorted(Path(args.history).iterdir()) if p.is_dir()}
+            if args.history
+            else None
+        )
         rows = build_rows(
-            dev_cases(), args.corpus, augment=True, extra_corpus=args.extra_corpus, weights=weights
+            dev_cases(),
+            args.corpus,
+            augment=True,
+            extra_corpus=args.extra_corpus,
+            weights=weights,
+            history=history,
         )
     if args.dump:
         Path(args.dump).write_text(json.dumps(rows), encoding="utf-8")
@@ -261,6 +280,8 @@ def main() -> None:
     fit_rows = [r for r in rows if _weight(r, args) > 0]
     count = {kind: sum(r["kind"] == kind for r in fit_rows) for kind in KINDS}
     fitted_on = f"{count['bundled']} dev cases + {count['loco']} leave-class-out rows"
+    if count["history"]:
+        fitted_on += f" + {count['history']} rows against the corpus before their runbooks"
     if count["independent"]:
         extra = Path(args.extra_corpus or "the extra corpus").name
         fitted_on += f" + {count['independent']} rows against corpora/{extra}"
@@ -284,6 +305,8 @@ def main() -> None:
     }
     if count["independent"]:
         meta["extra_weight"] = args.extra_weight
+    if count["history"]:
+        meta["history_weight"] = args.history_weight
     calibration = type(calibration)(
         calibration.intercept,
         calibration.coef,

@@ -3,7 +3,7 @@
 A row is one dev case run through retrieval (hybrid, default fusion, top 5) and the offline
 provider as ``rca eval --suggest`` runs it: its evidence figures
 (:class:`rca.suggestion.confidence.Strength`) and whether the action the provider would give
-names one of the case's ``keywords``. Three kinds, each standing for a kind of incident:
+names one of the case's ``keywords``. Four kinds, each standing for a kind of incident:
 
 - ``bundled``: the case against the bundled runbooks, what the product serves; every dev
   case has a runbook written for its kind (in sample);
@@ -11,12 +11,15 @@ names one of the case's ``keywords``. Three kinds, each standing for a kind of i
   (leave-class-out), an incident no runbook covers;
 - ``independent`` (``--extra-corpus``): the case against another corpus (``corpora/
   independent``, written without reading the bundled runbooks or these cases), an incident
-  a runbook of its kind covers without having been written for it.
+  a runbook of its kind covers without having been written for it;
+- ``history`` (``history``: case file -> corpus folder): a case against the bundled
+  corpus as it was before its file's runbooks were written (``git archive <commit>
+  rca/runbooks``), first contact with runbooks of today's authoring not written for it.
 
-Every row keeps its case's id in ``case`` (the row id is suffixed ``-loco`` / ``-ind``) and
-its file, so cross-validation keeps a case's rows in one fold, and says whether the corpus has
-a runbook of the case's class (``covered``) and whether the action came from one
-(``class_hit``).
+Every row keeps its case's id in ``case`` (the row id is suffixed ``-loco`` / ``-ind`` /
+``-hist``) and its file, so cross-validation keeps a case's rows in one fold, and says whether
+the corpus has a runbook of the case's class (``covered``) and whether the action came from
+one (``class_hit``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 
 from _env import REPO
 
-KINDS = ("bundled", "independent", "loco")
+KINDS = ("bundled", "independent", "history", "loco")
 
 
 def read_cases(paths: list[str], split: str) -> list[dict[str, Any]]:
@@ -77,9 +80,11 @@ def build_rows(
     augment: bool,
     extra_corpus: str | None = None,
     weights: Any = None,
+    history: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """One ``bundled`` row per case against ``corpus``, a ``loco`` row when ``augment`` and
-    the corpus has the case's class, an ``independent`` row against ``extra_corpus``."""
+    the corpus has the case's class, an ``independent`` row against ``extra_corpus``, a
+    ``history`` row against ``history[file]`` for a case of that file."""
     from rca.corpus.embeddings import embed_queries
     from rca.evaluation.run import case_incident
     from rca.retrieval.signals import build_signals
@@ -91,6 +96,9 @@ def build_rows(
     rows = _corpus_rows(queries, corpus, "bundled", augment, weights)
     if extra_corpus:
         rows += _corpus_rows(queries, extra_corpus, "independent", False, weights)
+    for name, directory in sorted((history or {}).items()):
+        chosen = [q for q in queries if q[0].get("_file") == name]
+        rows += _corpus_rows(chosen, directory, "history", False, weights) if chosen else []
     return rows
 
 
@@ -111,7 +119,7 @@ def _corpus_rows(
     classes = set(index.classes)
     class_of = dict(zip(index.slugs, index.classes, strict=True))
     extra = {"weights": weights} if weights is not None else {}
-    suffix = {"bundled": "", "independent": "-ind"}[kind]
+    suffix = {"bundled": "", "independent": "-ind", "history": "-hist"}[kind]
     rows = []
     for case, incident, sig, vector in queries:
         category = case.get("category", "")
