@@ -263,6 +263,7 @@ FACTS: dict[str, str] = {
         "the ONNX model uses an operator outside the standard ONNX domains that has no"
         " registered implementation (a custom op)"
     ),
+    "node-opset-implemented": "the runtime shown knows the node's opset: its types lack a kernel",
     "gpu-libraries-not-loaded": (
         "a GPU build is installed but the CUDA/cuDNN libraries it needs failed to load"
     ),

@@ -11,7 +11,7 @@ registered, so the list errs towards the older runtime's view.
 
 from __future__ import annotations
 
-__all__ = ["STANDARD_DOMAINS", "STANDARD_OPERATORS"]
+__all__ = ["ML_OPERATORS", "STANDARD_DOMAINS", "STANDARD_OPERATORS"]
 
 STANDARD_DOMAINS: frozenset[str] = frozenset({"", "ai.onnx", "ai.onnx.ml"})
 
@@ -47,3 +47,5 @@ SVMRegressor Scaler TreeEnsemble TreeEnsembleClassifier TreeEnsembleRegressor Zi
 """
 
 STANDARD_OPERATORS: frozenset[str] = frozenset((_AI_ONNX + _AI_ONNX_ML).split())
+#: The ``ai.onnx.ml`` operators, versioned by the ML opset.
+ML_OPERATORS: frozenset[str] = frozenset(_AI_ONNX_ML.split())

@@ -16,6 +16,9 @@ Three failures that look like others and take other fixes:
   (:mod:`.onnx_operators`). No opset or provider change helps, nor does constant folding
   (the folder evaluates a subgraph with an ONNX runtime, which has no kernel for the op
   either); the op's library or plugin must be registered (or the op replaced at export).
+- ``node-opset-implemented``: ONNX Runtime found no implementation for a standard node
+  whose opset the installed release (shown in the texts) implements
+  (:mod:`.runtime_opsets`): a kernel for its input types is missing, not its version.
 - ``gpu-libraries-not-loaded``: a GPU build is installed but the CUDA libraries it needs
   did not load: TensorFlow's "Could not load dynamic library 'libcudart.so.11.0'" and
   "Cannot dlopen some GPU libraries", ONNX Runtime's "Failed to load library
@@ -35,6 +38,7 @@ from collections.abc import Sequence
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.onnx_operators import STANDARD_DOMAINS, STANDARD_OPERATORS
+from rca.suggestion.runtime_opsets import node_opset_implemented
 from rca.suggestion.text_lines import first_lines
 
 __all__ = ["platform_facts", "unregistered_operators"]
@@ -105,6 +109,8 @@ def platform_facts(texts: Sequence[str]) -> set[str]:
         facts.add("cpu-instruction-missing")
     if any(_is_custom(op) for op in unregistered_operators(lines)):
         facts.add("custom-operator-unregistered")
+    elif node_opset_implemented(lines):
+        facts.add("node-opset-implemented")
     if any(_GPU_LIBS_FAILED.search(line) for line in lines) or (
         any(_CUDA_WHEEL.search(line) for line in lines)
         and any(_NOT_AVAILABLE.search(line) for line in lines)
