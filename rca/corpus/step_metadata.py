@@ -255,18 +255,17 @@ FACTS: dict[str, str] = {
         "the failing code is a serving or inference run (an engine, generate, predict, requests)"
         " and shows no training loop"
     ),
-    "cpu-instruction-missing": (
-        "the process died of an illegal instruction (SIGILL): the CPU lacks an instruction set"
-        " (AVX, AVX2) the prebuilt binary uses"
-    ),
+    "cpu-instruction-missing": "SIGILL: the CPU lacks an instruction set (AVX) the binary uses",
     "custom-operator-unregistered": (
         "the ONNX model uses an operator outside the standard ONNX domains that has no"
         " registered implementation (a custom op)"
     ),
     "node-opset-implemented": "the runtime shown knows the node's opset: its types lack a kernel",
-    "gpu-libraries-not-loaded": (
-        "a GPU build is installed but the CUDA/cuDNN libraries it needs failed to load"
-    ),
+    "gpu-libraries-not-loaded": "an installed GPU build could not load its CUDA/cuDNN libraries",
+    "linker-library-missing": "the linker ran and cannot find a library (`ld: cannot find -lcuda`)",
+    "layers-already-built": "every Keras layer the loading error lists is shown `built=True`",
+    "nccl-debug-shown": "NCCL's debug lines (`NCCL INFO`, `NCCL WARN`) are in the incident",
+    "parser-errors-shown": "the errors of TensorRT's ONNX parser (`ModelImporter.cpp`) are shown",
 }
 
 #: The frameworks ``api`` may name: those :mod:`rca.suggestion.incident_setting` detects.

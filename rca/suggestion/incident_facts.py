@@ -24,6 +24,7 @@ from ingest.parsing.shape_ops import op_kind
 from ingest.parsing.shapes import ShapeDiff
 from rca.retrieval.tokens import tokenize
 from rca.suggestion.axis_position import axis_position_facts
+from rca.suggestion.built_layers import built_layer_facts
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
 from rca.suggestion.int64_refused import int64_facts
 from rca.suggestion.label_values import label_facts
@@ -39,6 +40,7 @@ from rca.suggestion.oom_figures import (
 from rca.suggestion.pad_eos import pad_eos_facts
 from rca.suggestion.platform_facts import platform_facts
 from rca.suggestion.rank_direction import rank_facts
+from rca.suggestion.shown_diagnostics import shown_diagnostic_facts
 from rca.suggestion.signal_names import signal_facts
 from rca.suggestion.state_dict_keys import key_facts, key_prefix
 from rca.suggestion.version_pairs import version_facts
@@ -148,6 +150,8 @@ def incident_facts(
     shown = [message, *logs]
     facts |= pad_eos_facts(shown, code) | int64_facts(shown) | signal_facts(shown)
     facts |= label_facts(shown)  # a negative (padding) label or one past the class count
+    facts |= built_layer_facts(shown)  # Keras layers shown `built=True`
+    facts |= shown_diagnostic_facts(shown)  # NCCL debug lines, the ONNX parser's errors
     facts |= loss_trend_facts(logs)  # the logged loss rose step after step
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):

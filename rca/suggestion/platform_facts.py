@@ -1,7 +1,7 @@
 """Facts about what the platform under the code lacks: a CPU instruction, an operator's
-kernel, the GPU build's own libraries.
+kernel, the GPU build's own libraries, a library the linker needs.
 
-Three failures that look like others and take other fixes:
+Failures that look like others and take other fixes:
 
 - ``cpu-instruction-missing``: the process died of SIGILL ("Illegal instruction (core
   dumped)", "signal: illegal instruction", the kernel's "trap invalid opcode", TensorFlow's
@@ -27,6 +27,11 @@ Three failures that look like others and take other fixes:
   which a CPU package shadowing the GPU one prints too), a ``+cu``
   torch wheel with ``torch.cuda.is_available()`` False. Installing "the GPU build" again
   cannot help; the matching CUDA/cuDNN libraries (or their path) can.
+- ``linker-library-missing``: the linker ran and names a library it cannot find (GNU ld's
+  "ld: cannot find -lcuda", lld's "unable to find library -lcurand", Apple ld's "library not
+  found for -lomp", MSVC's "LNK1181: cannot open input file 'cuda.lib'"). The compiler and
+  its headers are installed and compiled the code; what is missing is that library, or its
+  directory on the linker's path. Installing a compiler or build tools cannot help.
 
 Which steps a fact selects or rules out is runbook data (``fits`` / ``unless``). Every
 pattern is linear-time (:mod:`ingest.linear_regex`) over capped lines.
@@ -80,6 +85,14 @@ _GPU_LIBS_FAILED = linear(
     r"|\bCUDA wasn.?t able to be loaded",
     ignore_case=True,
 )
+#: A linker that ran and lacks a library: ``-lNAME`` (GNU ld, gold, lld, Apple ld) or an MSVC
+#: ``.lib`` input.
+_LINK_LIBRARY = linear(
+    r"\bld(?:\.\w+)?(?:\.exe)?:\s*(?:error:\s*)?(?:cannot find|unable to find library"
+    r"|library not found for)\s+-l\S"
+    r"|\bLNK1181:\s*cannot open input file\s+'?[^'\n]{1,200}\.lib\b",
+    ignore_case=True,
+)
 _CUDA_WHEEL = linear(r"\b\d+\.\d+(?:\.\d+)?\+cu\d{2,3}\b")
 _NOT_AVAILABLE = linear(r"cuda\.is_available\(\)[^\n]{0,40}\bFalse\b", ignore_case=True)
 
@@ -116,4 +129,6 @@ def platform_facts(texts: Sequence[str]) -> set[str]:
         and any(_NOT_AVAILABLE.search(line) for line in lines)
     ):
         facts.add("gpu-libraries-not-loaded")
+    if any(_LINK_LIBRARY.search(line) for line in lines):
+        facts.add("linker-library-missing")
     return facts

@@ -1,0 +1,45 @@
+"""Diagnostics a step would have the user turn on, already in the incident.
+
+"Rerun with ``NCCL_DEBUG=INFO`` and fix what its ``NCCL WARN`` line names" and "print the
+ONNX parser's errors (``parser.get_error(i)``)" suppose the incident lacks that output. When
+its message or log lines already hold it, the step repeats what was done, and the fix is
+whatever that output names:
+
+- ``nccl-debug-shown``: NCCL's own debug lines (``host:pid:tid [0] NCCL INFO ...``,
+  ``NCCL WARN ...``), which NCCL prints only when ``NCCL_DEBUG`` is ``INFO`` or ``WARN``;
+  the "run with NCCL_DEBUG=WARN for details" hint of an exception is not such a line.
+- ``parser-errors-shown``: the errors of TensorRT's ONNX parser, which name their source
+  file (``ModelImporter.cpp:92 In function parseGraph``, ``builtin_op_importers.cpp``,
+  ``onnx2trt_utils.cpp``) or the node ("While parsing node number 3", TensorRT 10's "In node
+  3 with name: ..."); "Failed to parse onnx file" alone says nothing of why.
+
+Linear-time patterns (:mod:`ingest.linear_regex`) over capped lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ingest.linear_regex import compile as linear
+from rca.suggestion.text_lines import first_lines
+
+__all__ = ["NCCL_DEBUG_SHOWN", "PARSER_ERRORS_SHOWN", "shown_diagnostic_facts"]
+
+NCCL_DEBUG_SHOWN = "nccl-debug-shown"
+PARSER_ERRORS_SHOWN = "parser-errors-shown"
+_NCCL_DEBUG = linear(r"\bNCCL (?:INFO|WARN)\b")
+_PARSER_ERROR = linear(
+    r"\b(?:ModelImporter|builtin_op_importers|onnx2trt_utils|importerUtils)\.cpp\b"
+    r"|\bWhile parsing node number -?\d+|\bIn node -?\d+ with name:"
+)
+
+
+def shown_diagnostic_facts(texts: Sequence[str]) -> set[str]:
+    """The diagnostics (NCCL's debug lines, the ONNX parser's errors) the texts show."""
+    lines = first_lines(texts)
+    facts: set[str] = set()
+    if any(_NCCL_DEBUG.search(line) for line in lines):
+        facts.add(NCCL_DEBUG_SHOWN)
+    if any(_PARSER_ERROR.search(line) for line in lines):
+        facts.add(PARSER_ERRORS_SHOWN)
+    return facts
