@@ -48,9 +48,9 @@ def message_context(
     )
 
 
-def draft(action: str, runbook: str) -> Draft:
+def draft(action: str, runbook: str, reason: str = "Because.") -> Draft:
     """A provider's answer with this action citing this runbook, for validation tests."""
-    return Draft(action, "Because.", runbook, 0.5, "test", "test")
+    return Draft(action, reason, runbook, 0.5, "test", "test")
 
 
 def incident_context(

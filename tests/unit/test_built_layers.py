@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from rca.suggestion.built_layers import BUILT, built_layer_facts
 from rca.suggestion.context import AnalysisContext
-from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.validation import validate
-from tests.support.evidence import evidence, message_context
+from tests.support.evidence import draft, evidence, message_context
 
 _RUNBOOK = ("keras-load-weights-layer-count", 0.9)
 _NOT_LOADED = (
@@ -61,16 +61,13 @@ def test_a_suggestion_to_build_first_fails_validation_when_the_layers_are_built(
         logs=[{"message": _KERAS}],
         evidence=evidence(_RUNBOOK),
     )
-    draft = Draft(
+    answer = draft(
         "Build the model before loading: call it once on a batch of the right shape"
         " (`model(tf.zeros((1, ...)))`) or `model.build(input_shape)`, then `load_weights`.",
-        "An unbuilt model has no variables to receive the file.",
         "keras-load-weights-layer-count",
-        0.6,
-        "openai",
-        "m",
+        "An unbuilt model has no variables to receive the file.",
     )
-    assert validate(draft, ctx).premises_ok is not contradicted
+    assert validate(answer, ctx).premises_ok is not contradicted
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.platform_facts import platform_facts
-from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.validation import validate
-from tests.support.evidence import evidence, message_context
+from tests.support.evidence import draft, evidence, message_context
 
 _INDUCTOR = ("torch-inductor-build-toolchain", 0.9)
 _TRITON_LINK = (
@@ -69,16 +69,13 @@ def test_a_suggestion_to_install_build_tools_fails_validation_after_a_link_error
         message=_TRITON_LINK.format(tail=tail),
         evidence=evidence(_INDUCTOR),
     )
-    draft = Draft(
+    answer = draft(
         "Install `build-essential` and `python3-dev` (a C/C++ compiler and the headers with"
         " `Python.h`) in the environment that runs the compiled code.",
-        "Without a compiler the first compiled call fails.",
         "torch-inductor-build-toolchain",
-        0.6,
-        "openai",
-        "m",
+        "Without a compiler the first compiled call fails.",
     )
-    assert validate(draft, ctx).premises_ok is not contradicted
+    assert validate(answer, ctx).premises_ok is not contradicted
 
 
 @settings(max_examples=200, deadline=None)

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rca.suggestion.context import AnalysisContext
-from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.rank_direction import EXTRA_AXIS, LACKS_AXIS, rank_facts
 from rca.suggestion.validation import validate
-from tests.support.evidence import evidence, message_context
+from tests.support.evidence import draft, evidence, message_context
 
 _ORT = ("onnxruntime-input-shape-type", 0.9)
 _RANK = (
@@ -63,16 +63,13 @@ def test_a_dynamic_axes_suggestion_fails_validation_when_the_input_lacks_an_axis
     message: str, contradicted: bool
 ) -> None:
     ctx = AnalysisContext(error_type="InvalidArgument", message=message, evidence=evidence(_ORT))
-    draft = Draft(
+    answer = draft(
         "Re-export with `dynamic_axes` (or `dynamic_shapes`) for batch and sequence dimensions"
         ' (`dynamic_axes={"input": {0: "batch"}}`).',
-        "Dimensions not declared dynamic are frozen to the dummy input's size.",
         "onnxruntime-input-shape-type",
-        0.6,
-        "openai",
-        "m",
+        "Dimensions not declared dynamic are frozen to the dummy input's size.",
     )
-    assert validate(draft, ctx).premises_ok is not contradicted
+    assert validate(answer, ctx).premises_ok is not contradicted
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.platform_facts import platform_facts
-from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.runtime_opsets import node_opset_implemented
 from rca.suggestion.validation import validate
-from tests.support.evidence import evidence, message_context
+from tests.support.evidence import draft, evidence, message_context
 
 _NOT_IMPLEMENTED = (
     "onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented: [ONNXRuntimeError] : 9 :"
@@ -80,16 +80,13 @@ def test_a_suggestion_to_upgrade_fails_validation_when_the_release_implements_th
         logs=[{"message": f"onnxruntime=={release}"}],
         evidence=evidence(_RUNBOOK),
     )
-    draft = Draft(
+    answer = draft(
         "Upgrade onnxruntime, or bring the model into the opsets the installed runtime"
         " supports: re-export (`opset_version=` in `torch.onnx.export`).",
-        "A newer version of the op needs a newer runtime.",
         "onnxruntime-not-implemented-node",
-        0.6,
-        "openai",
-        "m",
+        "A newer version of the op needs a newer runtime.",
     )
-    assert validate(draft, ctx).premises_ok is not contradicted
+    assert validate(answer, ctx).premises_ok is not contradicted
 
 
 @settings(max_examples=200, deadline=None)

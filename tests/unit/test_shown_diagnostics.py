@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rca.suggestion.context import AnalysisContext
-from rca.suggestion.providers import Draft, OfflineProvider
+from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.shown_diagnostics import (
     NCCL_DEBUG_SHOWN,
     PARSER_ERRORS_SHOWN,
     shown_diagnostic_facts,
 )
 from rca.suggestion.validation import validate
-from tests.support.evidence import evidence, message_context
+from tests.support.evidence import draft, evidence, message_context
 
 _NCCL = ("nccl-version-network-ib", 0.9)
 _TRT = ("tensorrt-onnx-parse-failed-no-output", 0.9)
@@ -124,8 +124,8 @@ def test_a_suggestion_to_turn_on_a_shown_diagnostic_fails_validation(
         logs=[{"message": line} for line in logs],
         evidence=evidence(runbook),
     )
-    draft = Draft(action, "It names the cause.", runbook[0], 0.6, "openai", "m")
-    assert validate(draft, ctx).premises_ok is not contradicted
+    answer = draft(action, runbook[0], "It names the cause.")
+    assert validate(answer, ctx).premises_ok is not contradicted
 
 
 @settings(max_examples=200, deadline=None)
