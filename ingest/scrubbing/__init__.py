@@ -19,7 +19,7 @@ from typing import Any
 
 from ingest.scrubbing import substitute
 from ingest.scrubbing.names import redacts, secret_name
-from ingest.scrubbing.patterns import NAME_RULES, PREFILTER, TEXT_RULES, Rule
+from ingest.scrubbing.patterns import ASSIGNMENT_RULE, NAME_RULES, PREFILTER, TEXT_RULES, Rule
 
 MAX_DEPTH = 64
 # Matches one scrub may examine (each costs a few µs); a real incident has a handful, so
@@ -194,7 +194,30 @@ def scrub_parsed(value: Any, text: str) -> Any:
         return value
     if not (text.isascii() and "\\u" not in text and "\\/" not in text):
         return scrub(value)
+    if _no_rule_matches(text) and _within_depth(value, text):
+        return value
     return _scrub(value, _Tally(_triggers_in(text)), 0)
+
+
+def _no_rule_matches(text: str) -> bool:
+    """True when no rule whose trigger the ASCII document `text` holds matches anywhere in
+    it, and no key is a secret name: then no string has anything to scrub.
+
+    Every Sentry event holds a trigger (its release is `name@version`, the email rule's
+    `@`), so without this each of its strings would be screened. Sound only without a
+    backslash: then every string stands in the text verbatim between two quotes, so a
+    rule's match in a string is a match in the text (the same characters; a quote is no
+    word character for `\\b`, and is in the azure rule's class for `^`). With one, an
+    escape's last character (`n` of `\\n`) could undo a `\\b` the string has. Keys: each
+    secret name holds a trigger of the assignment rule or `phrase` (`_finds_nothing_in`).
+    """
+    low = text.lower()
+    if "\\" in text or _NAME_WITHOUT_TRIGGER in low:
+        return False
+    if any(trigger in low for trigger in ASSIGNMENT_RULE.triggers):
+        return False
+    rules = (rule for rule in TEXT_RULES if any(trigger in low for trigger in rule.triggers))
+    return not any(rule.pattern.search(text) for rule in rules)
 
 
 def _triggers_in(text: str) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +122,39 @@ def test_no_trigger_holds_a_character_json_escapes():
     triggers = {t for rule in TEXT_RULES for t in rule.triggers}
     assert all(t.isascii() and t.isprintable() and '"' not in t and "\\" not in t for t in triggers)
     assert all(PREFILTER.search(t) for t in triggers)
+
+
+def _sentry_event(**extra: object) -> dict[str, object]:
+    """A mapped Sentry event as the processor stores it: its release is `name@version` and
+    its context has a `framework_version` key, so its text holds triggers (`@`, `rk_`)."""
+    return {
+        "message": "mat1 and mat2 shapes cannot be multiplied (4x256 and 512x10)",
+        "inference_context": {"model_id": "ranker-v3", "framework_version": ""},
+        "tags": {"release": "ranker@3.1.0", "sdk.name": "sentry.python"},
+        **extra,
+    }
+
+
+def test_triggers_that_no_rule_matches_leave_a_sentry_event_as_it_is():
+    event = _sentry_event()
+    for text in _texts(event)[:3]:  # not the escaped slashes: those are screened string by string
+        assert scrub_parsed(event, text) is event
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"logs": ["mail ops@example.com when it fails"]},
+        {"logs": ["key rk_live_abcdefghijklmnop1234 leaked"]},
+        # After an escaped newline the token starts a word in the string but not in the text
+        # (`\nrk_...` reads `n` before it): the string by string screen still finds it.
+        {"logs": ["line one\nrk_live_abcdefghijklmnop1234"]},
+        {"tags": {"api_key": "abc123def456"}},
+    ],
+)
+def test_a_sentry_event_with_a_secret_is_still_scrubbed(extra):
+    event = _sentry_event(**extra)
+    for text in _texts(event):
+        scrubbed = scrub_parsed(event, text)
+        assert scrubbed == scrub(event) != event
+        assert "[redacted:" in json.dumps(scrubbed)
