@@ -55,6 +55,12 @@ threshold and costs the bundled rows 25-45 of right - wrong out of fold, so they
 ``ROOT/<case file name>/`` against that folder, the bundled runbooks as they were at the last
 commit before the file's runbooks were written; weight ``--history-weight`` (0: scored only).
 
+Rows also carry candidate figures the product does not read (``bench/answer_features.py``:
+ranker agreement, the incident's identifiers in the runbook, the chosen step's words in the
+incident); ``--features`` may name them, and ``bench/confidence_features.py`` compares sets of
+them out of fold on one ``--dump``. Measured 2026-12-07 (docs/MEASUREMENTS.md): none raised
+right - wrong on the bundled, leave-class-out and history rows at once; none is in the params.
+
 ``--write`` stores the fitted parameters in ``rca/suggestion/confidence_params.json``, the
 one place the provider reads them from.
 """
@@ -68,7 +74,15 @@ from pathlib import Path
 from typing import Any
 
 from _env import REPO, setup_django
-from confidence_rows import KINDS, build_rows, dev_cases, fusion_weights, read_cases, read_rows
+from confidence_rows import (
+    KINDS,
+    build_rows,
+    dev_cases,
+    figures,
+    fusion_weights,
+    read_cases,
+    read_rows,
+)
 
 HOLDOUT_FILES = ["eval/realworld/cases-a.jsonl", "eval/realworld/cases-b.jsonl"]
 FEATURES = ("retrieval", "margin", "step")
@@ -91,9 +105,8 @@ def _weight(row: dict[str, Any], args: Any) -> float:
 
 def _report(title: str, rows: list[dict[str, Any]], calibration: Any) -> None:
     from rca.suggestion.calibration import reliability
-    from rca.suggestion.confidence import Strength
 
-    p = [calibration.probability(Strength(**r["strength"])) for r in rows]
+    p = [calibration.probability(figures(r)) for r in rows]
     y = [r["hit"] for r in rows]
     print(reliability(p, y).format(title))
     answered = [
@@ -138,15 +151,14 @@ def _fit(rows: list[dict[str, Any]], args: Any, features: list[str]) -> Any:
     from dataclasses import replace
 
     from rca.suggestion.calibration import choose_threshold, fit_logistic
-    from rca.suggestion.confidence import Strength
 
     rows = [r for r in rows if _weight(r, args) > 0]
-    figures = [Strength(**r["strength"]) for r in rows]
+    values = [figures(r) for r in rows]
     labels = [r["hit"] for r in rows]
     weights = [_weight(r, args) for r in rows]
     features = list(features)
     while True:
-        fit = fit_logistic(figures, labels, features, l2=args.l2, weights=weights)
+        fit = fit_logistic(values, labels, features, l2=args.l2, weights=weights)
         negative = [f for f in features if fit.coef[f] < 0]
         if not (args.monotone and negative and len(features) > 1):
             break
@@ -154,7 +166,7 @@ def _fit(rows: list[dict[str, Any]], args: Any, features: list[str]) -> Any:
     if args.threshold_rule == "half":
         threshold = 0.5
     else:
-        p = [fit.probability(f) for f in figures]
+        p = [fit.probability(f) for f in values]
         threshold = choose_threshold(p, labels, min_answered=args.min_answered)
     return replace(fit, threshold=threshold)
 
@@ -177,7 +189,7 @@ def _cross_validate(
     """The procedure of ``main`` fitted without each fold (K random folds, or one fold per
     case file), scored on it; next to the params file's calibration on the same folds."""
     from rca.suggestion.calibration import reliability
-    from rca.suggestion.confidence import Strength, load_calibration
+    from rca.suggestion.confidence import load_calibration
 
     old = load_calibration()
     fold_of = _folds(rows, args, k, by_file)
@@ -191,8 +203,8 @@ def _cross_validate(
         if not test:
             continue
         fit = _fit(train, args, features)
-        p = [fit.probability(Strength(**r["strength"])) for r in test]
-        p_old = [old.probability(Strength(**r["strength"])) for r in test]
+        p = [fit.probability(figures(r)) for r in test]
+        p_old = [old.probability(figures(r)) for r in test]
         idx = [i for i, r in enumerate(test) if r["kind"] == "bundled"]
         plain = [test[i] for i in idx]
         name = test[0]["file"] if by_file else str(fold)

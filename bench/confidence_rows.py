@@ -19,7 +19,8 @@ names one of the case's ``keywords``. Four kinds, each standing for a kind of in
 Every row keeps its case's id in ``case`` (the row id is suffixed ``-loco`` / ``-ind`` /
 ``-hist``) and its file, so cross-validation keeps a case's rows in one fold, and says whether
 the corpus has a runbook of the case's class (``covered``) and whether the action came from
-one (``class_hit``).
+one (``class_hit``). ``features`` holds candidate confidence figures the product does not
+read (``bench/answer_features.py``); :func:`figures` gives them with the row's strength.
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ def build_rows(
 def _corpus_rows(
     queries: list[tuple[Any, ...]], corpus: str, kind: str, augment: bool, weights: Any
 ) -> list[dict[str, Any]]:
+    from answer_features import answer_features
+
     from rca.evaluation.metrics import keyword_hit
     from rca.evaluation.run import load_bodies, load_index
     from rca.retrieval.hybrid import search
@@ -135,6 +138,7 @@ def _corpus_rows(
             ctx = context_for(incident, evidence_from_retrieved(found, bodies))
             draft = provider.suggest(ctx)
             keywords = case.get("keywords") or []
+            features = answer_features(ctx, found, draft.runbook)
             rows.append(
                 {
                     "id": case["id"] + row_suffix,
@@ -143,6 +147,7 @@ def _corpus_rows(
                     "kind": row_kind,
                     "augmented": row_kind == "loco",
                     "strength": draft.strength,
+                    "features": features,  # bench/answer_features.py (not in the product)
                     # The corpus has a runbook of the case's class; the action came from one.
                     "covered": row_kind != "loco" and category in classes,
                     "class_hit": class_of.get(draft.runbook) == category,
@@ -151,6 +156,19 @@ def _corpus_rows(
                 }
             )
     return rows
+
+
+class Figures(dict[str, float]):
+    """A row's figures, its :class:`~rca.suggestion.confidence.Strength` and its candidate
+    features (``bench/answer_features.py``), read by name as a calibration reads them."""
+
+    def value(self, name: str) -> float:
+        return float(self.get(name, 0.0))
+
+
+def figures(row: dict[str, Any]) -> Figures:
+    """The figures of ``row`` (rows dumped before the candidate features have none)."""
+    return Figures({**row["strength"], **row.get("features", {})})
 
 
 def read_rows(path: str) -> list[dict[str, Any]]:
