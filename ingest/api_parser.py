@@ -7,7 +7,6 @@ whose ``__cause__`` is ours, which ``refusal_behind`` turns back into the right 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
@@ -15,6 +14,7 @@ from ninja.parser import Parser
 
 from ingest.errors import error_response
 from ingest.json_depth import TooDeep, check_depth
+from ingest.storable import json_loads
 
 # django-ninja names the body parameter inside `loc` (see ingest/api.py's handlers).
 _BODY_LOC: dict[str, list[str | int]] = {
@@ -40,7 +40,7 @@ class JsonBodyParser(Parser):
         if content_type != "application/json":
             raise NotJson(content_type)
         check_depth(request.body, _BODY_LOC.get(request.path, ["body"]))
-        return json.loads(request.body)
+        return json_loads(request.body)
 
 
 def refusal_behind(exc: BaseException) -> JsonResponse | None:

@@ -14,6 +14,7 @@ the NaN *is* the evidence, so it must not silently become null.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -44,3 +45,30 @@ def storable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [storable(item) for item in value]
     return value
+
+
+def _mended(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings (keys included) made U+FFFD."""
+    if isinstance(value, str):
+        return storable_text(value) if not value.isascii() else value
+    if isinstance(value, dict):
+        return {_mended(k): _mended(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mended(item) for item in value]
+    return value
+
+
+def json_loads(raw: bytes | str) -> Any:
+    """``json.loads`` whose strings hold no lone surrogate.
+
+    JSON allows ``"\\ud800"`` (a UTF-16 string cut between the halves of a pair), but
+    pydantic refuses such a ``str`` field ("unable to parse raw data as a unicode
+    string"), so an incident whose message held one was refused, not kept as U+FFFD.
+    Only a body with a ``\\ud`` escape can hold one (raw UTF-8 cannot encode a
+    surrogate), so only those are walked.
+    """
+    data = json.loads(raw)
+    probe = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if b"\\ud" in probe or b"\\uD" in probe:
+        return _mended(data)
+    return data

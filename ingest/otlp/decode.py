@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any, Literal
 
 from google.protobuf.json_format import MessageToDict
@@ -22,6 +21,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from ingest.json_depth import TooDeep, check_depth
+from ingest.storable import json_loads
 
 Signal = Literal["logs", "traces"]
 PROTOBUF = "application/x-protobuf"
@@ -70,7 +70,7 @@ def _from_protobuf(signal: Signal, body: bytes) -> dict[str, Any]:
 def _from_json(signal: Signal, body: bytes) -> dict[str, Any]:
     try:
         check_depth(body, ["body"])
-        data = json.loads(body)
+        data = json_loads(body)
     except TooDeep as exc:
         raise OtlpError(str(exc)) from None
     except (UnicodeDecodeError, ValueError) as exc:
