@@ -4,7 +4,9 @@ campaign of 2026-12-07, docs/MEASUREMENTS.md)."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 
 import pytest
 import requests
@@ -54,3 +56,35 @@ def test_a_lone_surrogate_in_a_typed_field_is_kept_as_a_replacement_character(li
     assert answer.status_code == 200, answer.text
     assert "partialSuccess" not in answer.json(), answer.text
     assert Incident.objects.filter(message="otlp \ufffd half").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "wanted"),
+    [
+        (b'{"service": "s", "message": "m"', "not valid JSON"),
+        (b'{"service": "s", "message": "\xff\xfe"}', "not valid JSON"),
+    ],
+)
+def test_a_body_that_is_not_json_is_refused_naming_the_body_and_why(
+    live_server, tenant, body, wanted
+):
+    for path in ("/api/v1/incidents", "/api/v1/incidents/batch", "/api/v1/alertmanager"):
+        answer = _post(live_server, tenant, path, body)
+        assert answer.status_code == 400, (path, answer.text)
+        [problem] = answer.json()["detail"]
+        assert problem["loc"] == ["body"], (path, problem)
+        assert wanted in problem["msg"], (path, problem)
+
+
+def test_a_compressed_json_body_is_decoded_within_the_body_limit(live_server, tenant, settings):
+    payload = json.dumps({"service": "s", "message": "sent gzipped"}).encode()
+    for coding, packed in (("gzip", gzip.compress(payload)), ("deflate", zlib.compress(payload))):
+        answer = _post(live_server, tenant, "/api/v1/incidents", packed, coding)
+        assert answer.status_code == 202, (coding, answer.text)
+    bomb = gzip.compress(b'{"service": "s", "message": "' + b"x" * (2 * 1024 * 1024) + b'"}')
+    answer = _post(live_server, tenant, "/api/v1/incidents", bomb, "gzip")
+    assert answer.status_code == 413, answer.text
+    assert answer.json()["detail"][0]["loc"] == ["body"]
+    answer = _post(live_server, tenant, "/api/v1/incidents", payload, "lzma")
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"][0]["loc"] == ["header", "Content-Encoding"]
