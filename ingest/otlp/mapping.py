@@ -52,7 +52,10 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def any_value(value: Any, depth: int = 0) -> Any:
-    """An OTLP AnyValue as plain data (ints arrive as strings in JSON, as int64 does)."""
+    """An OTLP AnyValue as plain data (ints arrive as strings in JSON, as int64 does).
+
+    JSON numbers are Python's: ``1e999`` is infinity and ``1`` with 400 zeros an int no
+    float holds, so conversions can overflow as well as fail."""
     value = _dict(value)
     if "stringValue" in value:
         return str(value["stringValue"])
@@ -61,12 +64,12 @@ def any_value(value: Any, depth: int = 0) -> Any:
     if "intValue" in value:
         try:
             return int(value["intValue"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return str(value["intValue"])
     if "doubleValue" in value:
         try:
             return float(value["doubleValue"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return str(value["doubleValue"])
     if depth >= MAX_VALUE_DEPTH:
         return None
@@ -93,7 +96,7 @@ def attributes(items: Any, depth: int = 0) -> dict[str, Any]:
 def _time(nanos: Any) -> str | None:
     try:
         seconds = int(nanos) / 1e9
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if seconds <= 0:
         return None

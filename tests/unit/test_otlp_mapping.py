@@ -87,3 +87,21 @@ def test_ids_are_hex_of_the_right_size_or_dropped():
     assert hex_id("5B8EFFF798038103D269B633813FC60C", 16) == "5b8efff798038103d269b633813fc60c"
     assert hex_id("zz" * 16, 16) == ""
     assert hex_id("ab", 8) == ""
+
+
+def test_numbers_no_float_or_clock_holds_are_kept_without_error():
+    """JSON's 1e999 (infinity) and a 400-digit int overflowed int() / float() (a 500)."""
+    huge, inf = 10**400, float("inf")
+    attrs = [
+        {"key": "exception.type", "value": {"stringValue": "E"}},
+        {"key": "as_int", "value": {"intValue": inf}},
+        {"key": "as_double", "value": {"doubleValue": huge}},
+    ]
+    records = [{"attributes": attrs, "timeUnixNano": t} for t in (huge, str(huge), inf, -inf)]
+    request = {"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}
+    found = mapping.find_incidents("logs", request)
+    assert len(found.incidents) == 4
+    for incident in found.incidents:
+        IncidentIn.model_validate(incident)
+        assert "occurred_at" not in incident
+        assert incident["tags"]["as_int"] == "inf"
