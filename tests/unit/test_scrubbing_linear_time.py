@@ -128,3 +128,24 @@ def test_text_made_only_of_findings_is_cut_past_the_match_budget_and_leaks_nothi
     # Later strings that could hold a secret are cut too; plain ones are kept.
     assert scrubbed["logs"] == ["[redacted:too_many_findings]", "plain line"]
     assert count == MAX_MATCHES + 2
+
+
+def test_listing_the_triggers_of_a_document_asks_the_engine_a_bounded_number_of_times(
+    monkeypatch,
+):
+    """`scrub_parsed` listed a document's triggers with one prefilter call per occurrence,
+    each re-encoding the whole text: quadratic (a 1 MB document of `@` cost 56 s)."""
+    import ingest.scrubbing as scrubbing
+
+    calls: list[int | None] = []
+
+    class Counting:
+        def search(self, text: str, pos: int | None = None):
+            calls.append(pos)
+            return PREFILTER.search(text, pos)
+
+    payload = {"service": "s", "message": "sk-" * 3_000, "stacktrace": "a@b " * 3_000}
+    text, wanted = json.dumps(payload), scrub(payload)
+    monkeypatch.setattr(scrubbing, "PREFILTER", Counting())
+    assert scrubbing.scrub_parsed(payload, text) == wanted
+    assert len(calls) <= 2
