@@ -73,7 +73,10 @@ def _item_length(header: dict[str, Any], index: int) -> int | None:
     if length is None:
         return None
     if isinstance(length, bool) or not isinstance(length, int) or length < 0:
-        raise EnvelopeError(f"item {index} has an invalid length {length!r}")
+        raise EnvelopeError(
+            f"item {index} has an invalid length {length!r}",
+            ["body", "items", index, "header", "length"],
+        )
     return length
 
 
@@ -152,7 +155,9 @@ def read_envelope(data: bytes, max_item_bytes: int | None = None) -> Envelope:
             )
         item_header = _json(line, f"item {index} header", ["body", "items", index, "header"])
         if not isinstance(item_header, dict):
-            raise EnvelopeError(f"item {index} header must be a JSON object")
+            raise EnvelopeError(
+                f"item {index} header must be a JSON object", ["body", "items", index, "header"]
+            )
         length = _item_length(item_header, index)
         if length is None:
             end = data.find(b"\n", pos)
@@ -163,11 +168,16 @@ def read_envelope(data: bytes, max_item_bytes: int | None = None) -> Envelope:
             payload = data[pos : pos + length]
             if len(payload) < length:
                 raise EnvelopeError(
-                    f"item {index} is truncated: header says {length} bytes, {len(payload)} present"
+                    f"item {index} is truncated: header says {length} bytes, "
+                    f"{len(payload)} present",
+                    ["body", "items", index],
                 )
             pos += length
             if pos < len(data) and data[pos : pos + 1] != b"\n":
-                raise EnvelopeError(f"item {index} is longer than its declared length {length}")
+                raise EnvelopeError(
+                    f"item {index} is longer than its declared length {length}",
+                    ["body", "items", index],
+                )
             pos += 1
         if max_item_bytes is not None and len(payload) > max_item_bytes:
             envelope.dropped.append(
@@ -200,6 +210,8 @@ def events_from_envelope(data: bytes) -> list[dict[str, Any]]:
             continue
         event = _json(payload, f"item {index} (event) payload", ["body", "items", index])
         if not isinstance(event, dict):
-            raise EnvelopeError(f"item {index} (event) payload must be a JSON object")
+            raise EnvelopeError(
+                f"item {index} (event) payload must be a JSON object", ["body", "items", index]
+            )
         events.append(event)
     return events

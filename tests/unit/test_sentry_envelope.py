@@ -337,3 +337,21 @@ def test_zstd_bodies_decode_to_the_same_events(encoding, compress):
     if compress is None:
         compress = lambda b: zstandard.ZstdCompressor().compress(gzip.compress(b))  # noqa: E731
     assert events_from_envelope(decode_body(compress(body), encoding))[0]["message"] == "boom"
+
+
+@pytest.mark.parametrize(
+    ("body", "loc"),
+    [
+        (b"{}\n42\n{}", ["body", "items", 0, "header"]),
+        (b'{}\n{"type":"event"}\n{}\n{"type":"event","length":-1}\n{}',
+         ["body", "items", 1, "header", "length"]),
+        (b'{}\n{"type":"event","length":100}\n{"message":"short"}', ["body", "items", 0]),
+        (b'{}\n{"type":"event","length":2}\n{}}\n', ["body", "items", 0]),
+        (b'{}\n{"type":"event"}\n["a list"]\n', ["body", "items", 0]),
+    ],
+)  # fmt: skip
+def test_an_item_refused_for_its_framing_is_named_by_its_path(body, loc):
+    """These said which item in the message only; the answer's loc was ["body"]."""
+    with pytest.raises(EnvelopeError) as refused:
+        events_from_envelope(body)
+    assert refused.value.loc == loc
