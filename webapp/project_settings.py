@@ -15,6 +15,7 @@ from django.conf import settings
 from ingest import keys
 from ingest.models import ApiKey, Project
 from ingest.projects import project_dsn
+from ingest.storable import storable_text
 from rca.models import Notification
 from rca.slo.editing import rule_forms
 
@@ -71,7 +72,7 @@ def settings_context(project: Project, *, show_secrets: bool) -> dict[str, Any]:
 
 
 def create_key(project: Project, name: str) -> tuple[ApiKey, str]:
-    name = (name or "").strip()[:MAX_KEY_NAME] or "default"
+    name = storable_text((name or "").strip()[:MAX_KEY_NAME]) or "default"
     return keys.create_key(project, name=name)
 
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from ingest import spool
 from ingest.models import InboxItem, Incident, Issue, Project
+from ingest.storable import storable_text
 from rca.models import Suggestion
 from rca.slo.models import SloBreach
 from webapp import access, heartbeat
@@ -50,7 +51,8 @@ class Filters:
     @classmethod
     def from_query(cls, params: QueryDict) -> Filters:
         def text(name: str) -> str:
-            return params.get(name, "").strip()[:MAX_TEXT]
+            # As stored: a NUL (which PostgreSQL refuses in a parameter: a 500) is U+FFFD.
+            return storable_text(params.get(name, "").strip()[:MAX_TEXT])
 
         status = text("status")
         window = text("range")

@@ -84,3 +84,13 @@ def test_viewer_sees_no_forms(client):
     client.force_login(member(project, "victor", "viewer"))
     html = client.get(reverse("project-settings", args=[project.slug])).content.decode()
     assert "Create key" not in html and "Send test message" not in html
+
+
+def test_a_nul_in_a_key_name_or_a_webhook_url_is_kept_or_refused_not_a_500(client, project):
+    """PostgreSQL stores no NUL: saving either was a 500."""
+    client.post(reverse("create-key", args=[project.slug]), {"name": "ranker\x00prod"})
+    assert ApiKey.objects.filter(project=project, name="ranker\ufffdprod").exists()
+    hook = "https://hooks.slack.com/services/T000/B000/XXXX\x00"
+    url = reverse("slack-webhook", args=[project.slug])
+    refused = client.post(url, {"webhook_url": hook}, HTTP_HX_REQUEST="true")
+    assert refused.status_code == 200 and "control character" in refused.content.decode()

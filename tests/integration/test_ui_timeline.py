@@ -163,3 +163,13 @@ def test_incidents_accepted_but_not_stored_yet_show_as_waiting(client, project, 
     assert "3 incidents accepted and waiting to be stored" in page
     process_pending(100)
     assert "waiting to be stored" not in client.get("/").content.decode()
+
+
+def test_a_nul_in_a_filter_matches_what_was_stored_instead_of_failing(client, project):
+    """PostgreSQL refuses a NUL in a query parameter (the page was a 500); a stored NUL is
+    U+FFFD, so the filter is matched as stored, as the API's list filters are."""
+    store(project, {"service": "a\x00b", "message": "half\x00way"})
+    for name in ("q", "service", "model", "project", "error_type"):
+        assert client.get(f"/?{name}=x%00").status_code == 200, name
+    page = client.get("/?service=a%00b", HTTP_HX_REQUEST="true").content.decode()
+    assert "half\ufffdway" in page

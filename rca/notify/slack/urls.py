@@ -24,6 +24,8 @@ def validate_webhook_url(url: str) -> None:
 
     The message names the host, never the URL (its path is the secret).
     """
+    if any(ch < " " or ch == "\x7f" for ch in url.strip()):  # a NUL cannot even be stored
+        raise WebhookURLNotAllowed("This URL holds a control character: copy it again.")
     try:
         parts = urlsplit(url.strip())
         host = (parts.hostname or "").lower()
