@@ -88,3 +88,26 @@ def test_a_compressed_json_body_is_decoded_within_the_body_limit(live_server, te
     answer = _post(live_server, tenant, "/api/v1/incidents", payload, "lzma")
     assert answer.status_code == 400, answer.text
     assert answer.json()["detail"][0]["loc"] == ["header", "Content-Encoding"]
+
+
+def _envelope_of(events: int) -> bytes:
+    item = b'{"type": "event"}\n{"message": "one of many"}'
+    return b"\n".join([b"{}", *[item] * events])
+
+
+def test_an_envelope_spends_a_token_per_event_and_carries_at_most_a_batch(
+    live_server, tenant, settings
+):
+    """One request under one token stored as many events as 20 MiB holds."""
+    settings.RCA_RATE_LIMIT_PER_MINUTE = 0.001
+    settings.RCA_RATE_LIMIT_BURST = 4
+    path = f"{live_server.url}/api/{tenant.project.pk}/envelope/"
+    auth = {"X-Sentry-Auth": f"Sentry sentry_key={tenant.project.sentry_key}, sentry_version=7"}
+    answer = requests.post(path, data=_envelope_of(5), headers=auth, timeout=10)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"][0]["loc"] == ["body", "items", 4]
+    first = requests.post(path, data=_envelope_of(2), headers=auth, timeout=10)
+    assert first.status_code == 200, first.text
+    again = requests.post(path, data=_envelope_of(2), headers=auth, timeout=10)
+    assert again.status_code == 429, again.text
+    assert Incident.objects.filter(project=tenant.project).count() == 2
