@@ -111,3 +111,15 @@ def test_an_envelope_spends_a_token_per_event_and_carries_at_most_a_batch(
     again = requests.post(path, data=_envelope_of(2), headers=auth, timeout=10)
     assert again.status_code == 429, again.text
     assert Incident.objects.filter(project=tenant.project).count() == 2
+
+
+def test_too_many_alerts_are_counted_before_any_is_validated(live_server, tenant, settings):
+    """300,000 invalid alerts (900 KB) cost 7 s of validation, and an error for each, before
+    the count was looked at; now the count answers first."""
+    settings.RCA_MAX_BATCH = 5
+    body = {"version": "4", "status": "firing", "alerts": [{}] * 6}
+    answer = _post(live_server, tenant, "/api/v1/alertmanager", json.dumps(body).encode())
+    assert answer.status_code == 400, answer.text
+    [problem] = answer.json()["detail"]
+    assert problem["loc"] == ["body", "payload", "alerts"]
+    assert problem["msg"].startswith("6 alerts; send at most 5 per request")
