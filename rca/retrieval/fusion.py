@@ -3,7 +3,8 @@
 Three strategies, all kept so ``rca eval`` can compare them on any corpus; every weight is
 in :class:`rca.retrieval.weights.FusionWeights`:
 
-- ``calibrated`` (the default): BM25 / its max, plus a fixed multiple of the raw cosine,
+- ``calibrated`` (the default): BM25 / its max, plus a fixed multiple of the raw cosine
+  (its spread shrunk when dense's best is not BM25's: :func:`dense_term`),
   plus the signal prior and agreement on framework and exception class
   (:mod:`rca.retrieval.agreement`). Raw cosine keeps its absolute scale, so an unsure dense model
   (flat cosines) cannot overturn a clear lexical winner — fusion copes with rankers of
@@ -32,6 +33,7 @@ __all__ = [
     "Strategy",
     "calibrated",
     "ceiling",
+    "dense_term",
     "fuse",
     "normalise_bm25",
     "normalise_cosine",
@@ -68,6 +70,28 @@ def _raw_cosine(cosine: np.ndarray) -> np.ndarray:
     return np.where(known, cosine, floor)
 
 
+def dense_term(
+    bm25: np.ndarray, cosine: np.ndarray, w: FusionWeights = DEFAULT_WEIGHTS
+) -> np.ndarray:
+    """The cosine as calibrated fusion adds it (times ``cosine_scale``): the raw cosine when
+    dense's best runbook is one of BM25's best (the rankers agree on the winner, so dense
+    counts in full, also against a signal), or when BM25 found nothing; otherwise every
+    cosine is pulled toward the cosine of BM25's best, keeping ``cosine_disagree`` of its
+    distance from it. Dense still re-orders, but needs that much more margin to overturn
+    the lexical winner (:attr:`~rca.retrieval.weights.FusionWeights.cosine_disagree` says
+    why). BM25's winner keeps its fused score (the suggestion side reads scores and gaps);
+    a runbook whose cosine trails that winner's gains part of the gap, and no cosine rises
+    above dense's best, so the score stays a share of :func:`ceiling`."""
+    cos = _raw_cosine(cosine)
+    if w.cosine_disagree == 1.0 or cos.size < 2 or not (bm25 > 0).any():
+        return cos
+    lexical = int(np.argmax(bm25))
+    if bm25[int(np.argmax(cos))] >= bm25[lexical]:
+        return cos
+    anchor = float(cos[lexical])
+    return anchor + w.cosine_disagree * (cos - anchor)
+
+
 def ceiling(w: FusionWeights = DEFAULT_WEIGHTS) -> float:
     """The largest unnormalised calibrated score: BM25's winner, cosine 1, a matched signal."""
     return 1.0 + w.cosine_scale + w.signal
@@ -86,7 +110,7 @@ def calibrated(
     added on top, outside the ceiling: it re-orders runbooks of similar evidence and leaves
     the score of a runbook without it where it was, so the readers of the score (step
     ranking, confidence) keep their units."""
-    total = normalise_bm25(bm25) + w.cosine_scale * _raw_cosine(cosine) + w.signal * signal
+    total = normalise_bm25(bm25) + w.cosine_scale * dense_term(bm25, cosine, w) + w.signal * signal
     if framework is not None and framework.size:
         total = total + w.framework * framework
     if exception is not None and exception.size:
