@@ -66,6 +66,7 @@ UNTRUSTED_TEXT_MODULES = [
     "rca.retrieval.frame_paths",
     "rca.retrieval.signals",
     "rca.retrieval.tokens",
+    "rca.notify.slack.payloads",  # defang: URLs in incident text and LLM answers
 ]
 #: ``re`` patterns that stay, and why their input is not attacker-written. Not listed above
 #: either: ``rca.suggestion.validation`` and its ``rca.suggestion.checks`` keep ``re``

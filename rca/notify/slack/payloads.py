@@ -15,11 +15,11 @@ Only links to our own base URL are made, by this module.
 
 from __future__ import annotations
 
-import re
 from typing import Any, NotRequired, Required, TypedDict
 
 from django.conf import settings
 
+from ingest.linear_regex import compile as linear
 from ingest.scrubbing import scrub_text
 from rca.notify.slack.events import DigestEvent, Event, IssueEvent, SuggestionInfo, TestEvent
 from rca.suggestion.validation import MAX_UNKNOWN_DIM_SHARE, MIN_STACK_PATH_MATCH
@@ -86,8 +86,8 @@ def escape(text: Any) -> str:
 
 # A scheme URL's "scheme://host" part, and a "www." host without a scheme. No word boundary
 # is required: `_http://evil.example_` (italics in mrkdwn) must be defanged too.
-_SCHEME_URL = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,30}):/{2,}([^\s/?#<>|\\]*)")
-_WWW_HOST = re.compile(r"(?i)www\.")
+_SCHEME_URL = linear(r"([a-z][a-z0-9+.-]{0,30}):/{2,}([^\s/?#<>|\\]*)", ignore_case=True)
+_WWW_HOST = linear(r"www\.", ignore_case=True)
 
 
 def defang(text: str) -> str:
