@@ -3,19 +3,18 @@
 OTLP/HTTP sends either binary protobuf (`application/x-protobuf`) or the protobuf JSON
 mapping with OTLP's two exceptions (`application/json`): trace and span ids are hex, not
 base64, and enum values are integers. A protobuf body is parsed with the message classes
-of `opentelemetry-proto` and turned into that JSON form, so the mapping to incidents is
-written once. Parsing is bounded: the body was size-checked and decompressed within a
-budget by the view, protobuf's own recursion limit holds for binary bodies, and JSON is
-depth-checked before it is parsed.
+of `opentelemetry-proto` and turned into that JSON form as far as the mapping reads it
+(`ingest/otlp/protobuf.py`: bounded by the records the mapping looks at, not by the body's
+size), so the mapping to incidents is written once. Parsing is bounded: the body was
+size-checked and decompressed within a budget by the view, protobuf's own recursion limit
+holds for binary bodies, and JSON is depth-checked before it is parsed.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 from typing import Any, Literal
 
-from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -30,7 +29,13 @@ REQUESTS: dict[str, type[Message]] = {
     "logs": ExportLogsServiceRequest,
     "traces": ExportTraceServiceRequest,
 }
-_ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+
+
+class Trimmed(dict[str, Any]):
+    """A protobuf request converted in part; `cut` when the walk's budget stopped it early
+    (the mapping then reports the request as truncated)."""
+
+    cut: bool = False
 
 
 class OtlpError(ValueError):
@@ -43,31 +48,18 @@ def encoding(content_type: str | None) -> str | None:
     return media if media in (PROTOBUF, JSON) else None
 
 
-def _hex_ids(value: Any) -> None:
-    """MessageToDict writes bytes as base64; OTLP's JSON writes trace/span ids as hex."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in _ID_FIELDS and isinstance(item, str):
-                value[key] = base64.b64decode(item).hex()
-            else:
-                _hex_ids(item)
-    elif isinstance(value, list):
-        for item in value:
-            _hex_ids(item)
-
-
-def _from_protobuf(signal: Signal, body: bytes) -> dict[str, Any]:
+def parse_protobuf(signal: Signal, body: bytes) -> Message:
+    """The parsed export request (`ingest.otlp.protobuf.decode` turns it into JSON form)."""
     message = REQUESTS[signal]()
     try:
         message.ParseFromString(body)
     except (DecodeError, RecursionError) as exc:
         raise OtlpError(f"not a protobuf {type(message).__name__}: {exc}") from None
-    out: dict[str, Any] = MessageToDict(message, use_integers_for_enums=True)
-    _hex_ids(out)
-    return out
+    return message
 
 
-def _from_json(signal: Signal, body: bytes) -> dict[str, Any]:
+def from_json(signal: Signal, body: bytes) -> dict[str, Any]:
+    """The export request of a JSON body; OtlpError when it is not one."""
     try:
         check_depth(body, ["body"])
         data = json_loads(body)
@@ -78,13 +70,6 @@ def _from_json(signal: Signal, body: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise OtlpError(f"the body must be a JSON object (an OTLP {signal} export request)")
     return data
-
-
-def decode(signal: Signal, body: bytes, media: str) -> dict[str, Any]:
-    """The export request in OTLP JSON form; OtlpError when it is not one."""
-    if media == PROTOBUF:
-        return _from_protobuf(signal, body)
-    return _from_json(signal, body)
 
 
 def hex_id(value: Any, size: int) -> str:

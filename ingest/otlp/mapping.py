@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ingest.otlp.decode import Signal, hex_id
+from ingest.otlp.decode import Signal, Trimmed, hex_id
 
 EXCEPTION_KEYS = ("exception.type", "exception.message", "exception.stacktrace")
 MAX_RECORDS = 100_000  # log records + span events looked at in one request
@@ -230,4 +230,6 @@ def find_incidents(signal: Signal, request: dict[str, Any]) -> Found:
     found = Found()
     walk = _log_incidents if signal == "logs" else _span_incidents
     found.incidents = list(walk(request, found))
+    if isinstance(request, Trimmed) and request.cut:
+        found.truncated = True  # a protobuf request's walk stopped at its budget
     return found

@@ -23,9 +23,8 @@ from ingest.key_cache import Unverifiable
 from ingest.keys import authenticate
 from ingest.limits import OVER_LIMIT
 from ingest.models import ApiKey
-from ingest.otlp import answers
-from ingest.otlp.decode import OtlpError, Signal, encoding
-from ingest.otlp.decode import decode as decode_request
+from ingest.otlp import answers, protobuf
+from ingest.otlp.decode import PROTOBUF, OtlpError, Signal, encoding, from_json
 from ingest.otlp.mapping import MAX_RECORDS, find_incidents
 
 
@@ -75,7 +74,9 @@ def _export(request: HttpRequest, signal: Signal) -> HttpResponse:
         if media is None:
             raise _Refused(415, "send application/x-protobuf or application/json (OTLP/HTTP)")
         try:
-            found = find_incidents(signal, decode_request(signal, _body(request), media))
+            body = _body(request)
+            export = protobuf.decode(signal, body) if media == PROTOBUF else from_json(signal, body)
+            found = find_incidents(signal, export)
         except OtlpError as exc:
             raise _Refused(400, str(exc)) from None
         incidents = found.incidents[: int(settings.RCA_MAX_BATCH)]
