@@ -12,12 +12,15 @@ trace and span ids, the span's name and the severity, with the resource's attrib
 (`service.name`, `deployment.environment`, host, k8s, ...) as tags. Its `event_id` is a
 digest of what identifies the record (ids, time, exception), so an exporter's retry of
 the same batch stores nothing twice. Walks are bounded: at most `MAX_RECORDS` records
-and events are looked at per request, and attribute values at most `MAX_VALUE_DEPTH`
-levels deep.
+and events and `MAX_CONTAINERS` resources, scopes and spans are looked at per request (past
+either the request is reported truncated), `MAX_ATTRIBUTES` entries of an attribute list,
+array or kvlist, attribute values at most `MAX_VALUE_DEPTH` levels deep, and a resource's
+attributes only once one of its records is an exception.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -31,6 +34,10 @@ EXCEPTION_KEYS = ("exception.type", "exception.message", "exception.stacktrace")
 MAX_RECORDS = 100_000  # log records + span events looked at in one request
 MAX_VALUE_DEPTH = 8
 MAX_TAGS = 100
+# entries read of one attribute list, array or kvlist: SDKs keep 128 (OTEL_ATTRIBUTE_COUNT_LIMIT)
+MAX_ATTRIBUTES = 1000
+# resources, scopes and spans looked at: more than 16 MiB of spans that carry their ids holds
+MAX_CONTAINERS = 1_000_000
 MAX_TAG_VALUE = 1000
 
 
@@ -40,7 +47,8 @@ class Found:
 
     incidents: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
-    truncated: bool = False  # more than MAX_RECORDS: the rest was not looked at
+    truncated: bool = False  # more than MAX_RECORDS (or MAX_CONTAINERS): the rest was not read
+    containers: int = 0
 
 
 def _list(value: Any) -> list[Any]:
@@ -74,7 +82,8 @@ def any_value(value: Any, depth: int = 0) -> Any:
     if depth >= MAX_VALUE_DEPTH:
         return None
     if "arrayValue" in value:
-        return [any_value(v, depth + 1) for v in _list(_dict(value["arrayValue"]).get("values"))]
+        values = _list(_dict(value["arrayValue"]).get("values"))[:MAX_ATTRIBUTES]
+        return [any_value(v, depth + 1) for v in values]
     if "kvlistValue" in value:
         return attributes(_dict(value["kvlistValue"]).get("values"), depth + 1)
     if "bytesValue" in value:
@@ -83,9 +92,10 @@ def any_value(value: Any, depth: int = 0) -> Any:
 
 
 def attributes(items: Any, depth: int = 0) -> dict[str, Any]:
-    """A KeyValue list as a dict (the last of a repeated key wins, as in the SDKs)."""
+    """A KeyValue list's first MAX_ATTRIBUTES entries as a dict (the last of a repeated key
+    wins, as in the SDKs)."""
     out: dict[str, Any] = {}
-    for item in _list(items):
+    for item in _list(items)[:MAX_ATTRIBUTES]:
         item = _dict(item)
         key = item.get("key")
         if isinstance(key, str):
@@ -179,16 +189,32 @@ def _exception(found: Found, item: Any) -> dict[str, Any] | None:
     return attrs if any(key in attrs for key in EXCEPTION_KEYS) else None
 
 
-def _scopes(request: dict[str, Any], resources: str, scopes: str) -> Iterator[tuple[Any, ...]]:
-    """(resource attributes, scope name, scope) for every scope of every resource."""
+def _container(found: Found) -> bool:
+    """Counts a resource, scope or span; False (and truncated) past MAX_CONTAINERS."""
+    found.containers += 1
+    if found.containers > MAX_CONTAINERS:
+        found.truncated = True
+    return not found.truncated
+
+
+def _scopes(
+    request: dict[str, Any], resources: str, scopes: str, found: Found
+) -> Iterator[tuple[Any, ...]]:
+    """(resource attributes, read when first asked; scope name; scope) for every scope of
+    every resource."""
     for resource_item in _list(request.get(resources)):
-        resource = attributes(_dict(_dict(resource_item).get("resource")).get("attributes"))
+        if not _container(found):
+            return
+        raw = _dict(_dict(resource_item).get("resource")).get("attributes")
+        resource = functools.cache(functools.partial(attributes, raw))
         for scope_item in _list(_dict(resource_item).get(scopes)):
+            if not _container(found):
+                return
             yield resource, _dict(_dict(scope_item).get("scope")).get("name"), _dict(scope_item)
 
 
 def _log_incidents(request: dict[str, Any], found: Found) -> Iterator[dict[str, Any]]:
-    for resource, scope, scope_logs in _scopes(request, "resourceLogs", "scopeLogs"):
+    for resource, scope, scope_logs in _scopes(request, "resourceLogs", "scopeLogs", found):
         for record in _list(scope_logs.get("logRecords")):
             if found.truncated:
                 return
@@ -196,7 +222,7 @@ def _log_incidents(request: dict[str, Any], found: Found) -> Iterator[dict[str, 
                 continue
             record = _dict(record)
             yield _incident(
-                resource,
+                resource(),
                 attrs,
                 record.get("timeUnixNano") or record.get("observedTimeUnixNano"),
                 _ids(record),
@@ -207,8 +233,10 @@ def _log_incidents(request: dict[str, Any], found: Found) -> Iterator[dict[str, 
 
 
 def _span_incidents(request: dict[str, Any], found: Found) -> Iterator[dict[str, Any]]:
-    for resource, scope, scope_spans in _scopes(request, "resourceSpans", "scopeSpans"):
+    for resource, scope, scope_spans in _scopes(request, "resourceSpans", "scopeSpans", found):
         for span in _list(scope_spans.get("spans")):
+            if not _container(found):
+                return
             span = _dict(span)
             for event in _list(span.get("events")):
                 if found.truncated:
@@ -216,7 +244,7 @@ def _span_incidents(request: dict[str, Any], found: Found) -> Iterator[dict[str,
                 if (attrs := _exception(found, event)) is None:
                     continue
                 yield _incident(
-                    resource,
+                    resource(),
                     attrs,
                     _dict(event).get("timeUnixNano"),
                     _ids(span),

@@ -42,8 +42,8 @@ from google.protobuf.message import Message
 from ingest.otlp import mapping
 from ingest.otlp.decode import Signal, Trimmed, parse_protobuf
 
-MAX_ATTRIBUTES = 1000  # entries read of one attribute list, array or kvlist
-MAX_CONTAINERS = 1_000_000  # resources, scopes and spans looked at in one request
+MAX_ATTRIBUTES = mapping.MAX_ATTRIBUTES  # entries read of one attribute list, array, kvlist
+MAX_CONTAINERS = mapping.MAX_CONTAINERS  # resources, scopes and spans looked at in one request
 MAX_VISITS = 1_000_000  # attributes and values (at any depth) read in one request
 
 

@@ -228,3 +228,23 @@ def _varint(value: int) -> bytes:
         out.append(byte | (0x80 if value else 0))
         if not value:
             return bytes(out)
+
+
+def test_json_requests_are_read_to_the_same_caps(monkeypatch):
+    """OTLP/JSON goes through the mapping's own caps: containers, attribute lists, arrays."""
+    exc = {"key": "exception.type", "value": {"stringValue": "E"}}
+    wide = [{"key": f"k{i}", "value": {"arrayValue": {"values": [{"intValue": "1"}] * 5000}}}
+            for i in range(5000)]  # fmt: skip
+    scope = {"logRecords": [{"attributes": [exc, *wide]}]}
+    request = {"resourceLogs": [{"resource": {"attributes": wide}, "scopeLogs": [scope]}]}
+    with mock.patch.object(mapping, "any_value", wraps=mapping.any_value) as calls:
+        (incident,) = mapping.find_incidents("logs", request).incidents
+    # two lists of 1,000 attributes, each an array cut to 1,000: not 2 x 5,000 x 5,001
+    assert calls.call_count <= 2 * mapping.MAX_ATTRIBUTES * (mapping.MAX_ATTRIBUTES + 1) + 1
+    assert incident["error_type"] == "E" and len(incident["tags"]) == mapping.MAX_TAGS
+    monkeypatch.setattr(mapping, "MAX_CONTAINERS", 1000)
+    scopes = {
+        "resourceLogs": [{"scopeLogs": [{}] * 5000 + [{"logRecords": [{"attributes": [exc]}]}]}]
+    }
+    found = mapping.find_incidents("logs", scopes)
+    assert found.truncated and not found.incidents and found.containers == 1001
