@@ -17,6 +17,11 @@ from ingest.json_depth import TooDeep, check_depth
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 MAX_HEADER_BYTES = 64 * 1024  # an envelope or item header line; real ones are < 1 KiB
+MAX_ITEMS = 1000
+"""Items one envelope may hold. SDKs send a handful (an event with its attachments, one
+sessions aggregate, a client report); each item costs a header parse (~9 us), so 20 MiB of
+empty session items cost ~0.9 s for one rate-limit token before this bound (hardening
+campaign, 2026-12-07). An envelope past it is refused whole, naming the first item over."""
 
 
 class EnvelopeError(ValueError):
@@ -148,6 +153,10 @@ def read_envelope(data: bytes, max_item_bytes: int | None = None) -> Envelope:
         pos = end + 1
         if not line.strip():
             continue
+        if index >= MAX_ITEMS:
+            raise EnvelopeError(
+                f"an envelope may carry at most {MAX_ITEMS} items", ["body", "items", index]
+            )
         if len(line) > MAX_HEADER_BYTES:
             raise EnvelopeError(
                 f"item {index} header line is longer than {MAX_HEADER_BYTES} bytes",
