@@ -20,6 +20,8 @@ from webapp.views import (
 )
 from webapp.views.metrics import metrics as metrics_view
 
+handler400 = "webapp.views.errors.bad_request"
+
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),

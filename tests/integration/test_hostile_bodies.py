@@ -123,3 +123,24 @@ def test_too_many_alerts_are_counted_before_any_is_validated(live_server, tenant
     [problem] = answer.json()["detail"]
     assert problem["loc"] == ["body", "payload", "alerts"]
     assert problem["msg"].startswith("6 alerts; send at most 5 per request")
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/incidents", "/api/v1/incidents/batch", "/otlp/v1/logs", "/api/1/envelope/"]
+)
+def test_a_host_this_instance_does_not_serve_is_named_in_the_api_error(live_server, tenant, path):
+    """Django's bare HTML 400 left an SDK's operator guessing; nothing is stored."""
+    headers = {**tenant.auth, "Content-Type": "application/json", "Host": "rootcause.evil.example"}
+    answer = requests.post(f"{live_server.url}{path}", data=b"{}", headers=headers, timeout=10)
+    assert answer.status_code == 400
+    assert answer.headers["Content-Type"] == "application/json"
+    (item,) = answer.json()["detail"]
+    assert item["loc"] == ["header", "Host"]
+    assert "ALLOWED_HOSTS" in item["msg"]
+    assert not Incident.objects.exists()
+
+
+def test_a_page_asked_for_with_an_unserved_host_keeps_djangos_own_answer(live_server):
+    answer = requests.get(f"{live_server.url}/", headers={"Host": "evil.example"}, timeout=10)
+    assert answer.status_code == 400
+    assert answer.headers["Content-Type"].startswith("text/html")
