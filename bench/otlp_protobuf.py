@@ -15,7 +15,6 @@ collector could send (log records with 6 attributes, 1 in 100 an exception). Fig
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import sys
@@ -32,7 +31,6 @@ import django  # noqa: E402
 
 django.setup()
 
-from google.protobuf.json_format import MessageToDict  # noqa: E402
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (  # noqa: E402
     ExportLogsServiceRequest,
 )
@@ -41,19 +39,7 @@ from ingest.otlp import mapping  # noqa: E402
 from ingest.otlp.decode import REQUESTS, Signal  # noqa: E402
 from ingest.otlp.protobuf import to_json  # noqa: E402
 from ingest.storable import json_loads  # noqa: E402
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(tag: int, data: bytes) -> bytes:
-    return bytes([tag]) + _varint(len(data)) + data
+from tests.support.otlp_wire import field, whole_conversion  # noqa: E402
 
 
 def _repeat(unit: bytes, size: int) -> bytes:
@@ -74,19 +60,19 @@ def bodies(size: int) -> dict[str, tuple[Signal, bytes, bytes]]:
 
     out = {
         f"{n_records:,} empty records": (
-            "logs", _field(0x0A, _field(0x12, records)),
+            "logs", field(0x0A, field(0x12, records)),
             fit("{}", '{"resourceLogs":[{"scopeLogs":[{"logRecords":[UNITS]}]}]}'),
         ),
         f"{n_attrs:,} resource attributes": (
-            "logs", _field(0x0A, _field(0x0A, attrs)),
+            "logs", field(0x0A, field(0x0A, attrs)),
             fit('{"key":"a"}', '{"resourceLogs":[{"resource":{"attributes":[UNITS]}}]}'),
         ),
         f"{n_spans:,} empty spans": (
-            "traces", _field(0x0A, _field(0x12, spans)),
+            "traces", field(0x0A, field(0x12, spans)),
             fit("{}", '{"resourceSpans":[{"scopeSpans":[{"spans":[UNITS]}]}]}'),
         ),
         f"{n_scopes:,} empty scopes": (
-            "logs", _field(0x0A, scopes),
+            "logs", field(0x0A, scopes),
             fit("{}", '{"resourceLogs":[{"scopeLogs":[UNITS]}]}'),
         ),
     }  # fmt: skip
@@ -117,25 +103,9 @@ def _sdk_like(size: int) -> tuple[bytes, bytes]:
                 trace = "Traceback (most recent call last):\n  File x.py, line 3\nKeyError\n"
                 record.attributes.add(key="exception.stacktrace").value.string_value = trace
             i += 1
-    return message.SerializeToString(), json.dumps(_before(message), separators=(",", ":")).encode()
-
-
-def _before(message: Any) -> dict[str, Any]:
-    out: dict[str, Any] = MessageToDict(message, use_integers_for_enums=True)
-
-    def hex_ids(value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key in ("traceId", "spanId", "parentSpanId") and isinstance(item, str):
-                    value[key] = base64.b64decode(item).hex()
-                else:
-                    hex_ids(item)
-        elif isinstance(value, list):
-            for item in value:
-                hex_ids(item)
-
-    hex_ids(out)
-    return out
+    return message.SerializeToString(), json.dumps(
+        whole_conversion(message), separators=(",", ":")
+    ).encode()
 
 
 def _cpu(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -158,7 +128,7 @@ def main() -> None:
     for name, (signal, body, as_json) in bodies(int(args.mib * 1024 * 1024)).items():
         message = REQUESTS[signal]()
         parse, _ = _cpu(lambda: message.ParseFromString(body), args.repeat)  # noqa: B023
-        before, old = _cpu(lambda: _before(message), args.repeat)  # noqa: B023
+        before, old = _cpu(lambda: whole_conversion(message), args.repeat)  # noqa: B023
         after, new = _cpu(lambda: to_json(signal, message), args.repeat)  # noqa: B023
         map_before, found_old = _cpu(lambda: mapping.find_incidents(signal, old), 1)  # noqa: B023
         map_after, found = _cpu(lambda: mapping.find_incidents(signal, new), 1)  # noqa: B023

@@ -3,18 +3,17 @@ what `MessageToDict` of the whole request gave, and reads no more than its caps.
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 from unittest import mock
 
-from google.protobuf.json_format import MessageToDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from ingest.otlp import mapping, protobuf
+from tests.support.otlp_wire import varint, whole_conversion
 
 KEYS = [*mapping.EXCEPTION_KEYS, "service.name", "deployment.environment", "model.id", "x", ""]
 ids = (
@@ -108,26 +107,8 @@ def _message(signal: str, export: Any) -> Any:
     return message
 
 
-def _hex_ids(value: Any) -> None:  # the conversion before the bounded walk, as it was
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in ("traceId", "spanId", "parentSpanId") and isinstance(item, str):
-                value[key] = base64.b64decode(item).hex()
-            else:
-                _hex_ids(item)
-    elif isinstance(value, list):
-        for item in value:
-            _hex_ids(item)
-
-
-def _whole(message: Any) -> dict[str, Any]:
-    out = MessageToDict(message, use_integers_for_enums=True)
-    _hex_ids(out)
-    return out
-
-
 def _same(signal: str, message: Any) -> None:
-    before = mapping.find_incidents(signal, _whole(message))  # type: ignore[arg-type]
+    before = mapping.find_incidents(signal, whole_conversion(message))  # type: ignore[arg-type]
     after = mapping.find_incidents(signal, protobuf.decode(signal, message.SerializeToString()))
     assert json.dumps(after.incidents) == json.dumps(before.incidents)  # NaN != NaN: as text
     assert (after.records, after.truncated) == (before.records, before.truncated)
@@ -164,8 +145,8 @@ def _counting(name: str) -> tuple[Any, list[int]]:
 
 def test_a_million_empty_records_are_read_to_the_record_budget_only():
     body = b"\x12\x00" * 1_000_000  # LogRecord {} (field 2 of ScopeLogs)
-    scope = b"\x12" + _varint(len(body)) + body
-    request = b"\x0a" + _varint(len(scope)) + scope
+    scope = b"\x12" + varint(len(body)) + body
+    request = b"\x0a" + varint(len(scope)) + scope
     patch, calls = _counting("_is_exception")
     with patch:
         converted = protobuf.decode("logs", request)
@@ -213,21 +194,12 @@ def test_a_wide_value_is_read_to_the_cap():
 def test_many_empty_containers_stop_at_the_container_budget(monkeypatch):
     monkeypatch.setattr(protobuf, "MAX_CONTAINERS", 10_000)
     spans = b"\x12\x00" * 50_000  # Span {} (field 2 of ScopeSpans), no events: read nothing
-    scopes = (b"\x12" + _varint(len(spans)) + spans) * 3
-    request = b"\x0a" + _varint(len(scopes)) + scopes
+    scopes = (b"\x12" + varint(len(spans)) + spans) * 3
+    request = b"\x0a" + varint(len(scopes)) + scopes
     converted = protobuf.decode("traces", request)
     assert converted.cut and converted["resourceSpans"] == []  # type: ignore[attr-defined]
     found = mapping.find_incidents("traces", converted)
     assert found.truncated and not found.incidents
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
 
 
 def test_json_requests_are_read_to_the_same_caps(monkeypatch):
