@@ -63,6 +63,7 @@ REALWORLD_DEV_FILES: tuple[Path, ...] = tuple(
         "ap",
         "aq",
         "ar",
+        "as",
     )
 )
 
