@@ -219,9 +219,7 @@ FACTS: dict[str, str] = {
         "the message or logs say a release removed or deprecated the missing name (a module's"
         " attribute, or a name that cannot be imported)"
     ),
-    "extension-symbol-missing": (
-        "a compiled extension under site-packages has an undefined symbol"
-    ),
+    "extension-symbol-missing": "a compiled extension under site-packages has an undefined symbol",
     "autograd-off-in-code": "the failing code already runs under torch.no_grad / inference_mode",
     "cuda-graphs-captured": "the logs show CUDA graphs being captured",
     "gpu-support-not-built": (
@@ -266,6 +264,9 @@ FACTS: dict[str, str] = {
     "layers-already-built": "every Keras layer the loading error lists is shown `built=True`",
     "nccl-debug-shown": "NCCL's debug lines (`NCCL INFO`, `NCCL WARN`) are in the incident",
     "parser-errors-shown": "the errors of TensorRT's ONNX parser (`ModelImporter.cpp`) are shown",
+    "size-mismatch-not-vocab": (
+        "no size-mismatched tensor named is a vocabulary matrix differing in its rows (tokens)"
+    ),
 }
 
 #: The frameworks ``api`` may name: those :mod:`rca.suggestion.incident_setting` detects.

@@ -44,6 +44,7 @@ from rca.suggestion.shown_diagnostics import shown_diagnostic_facts
 from rca.suggestion.signal_names import signal_facts
 from rca.suggestion.state_dict_keys import key_facts, key_prefix
 from rca.suggestion.version_pairs import version_facts
+from rca.suggestion.vocab_rows import vocab_row_facts
 
 __all__ = [
     "FRAGMENTED_SHARE",
@@ -153,6 +154,7 @@ def incident_facts(
     facts |= built_layer_facts(shown)  # Keras layers shown `built=True`
     facts |= shown_diagnostic_facts(shown)  # NCCL debug lines, the ONNX parser's errors
     facts |= loss_trend_facts(logs)  # the logged loss rose step after step
+    facts |= vocab_row_facts(shown)  # no size-mismatched tensor is a vocabulary's
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")
