@@ -50,6 +50,9 @@ _MODULE_ATTRIBUTE = linear(
 _IMPORT_NAME = linear(
     rf"cannot import name {_Q}(?P<name>\w+){_Q} from {_Q}(?P<module>[A-Za-z_][\w.]*){_Q}"
 )
+#: ``No module named 'torch._six'``: a *submodule* of an installed package (a dotted name; a
+#: bare ``No module named 'keras'`` is a package that is not installed, not an API change).
+_NO_SUBMODULE = linear(rf"No module named {_Q}?(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+){_Q}?")
 #: ``'DataFrame' object has no attribute 'append'``; a qualified class (``'tensorrt_bindings.
 #: tensorrt.Builder' object ...``) is named by its last part.
 _OBJECT_ATTRIBUTE = linear(
@@ -80,12 +83,15 @@ _DATING = linear(
 )
 #: Import names whose pip name differs (``PIL`` is pillow); the rest normalise as pip does.
 _PIP_NAMES = {"pytorch": "torch", "pil": "pillow", "sklearn": "scikit-learn"}
+_KINDS = ("attribute", "argument", "module")
 
 
 @dataclass(frozen=True)
 class Change:
-    """One row: ``names`` of ``kind`` ("attribute" or "argument") in ``package``, added or
-    removed in a release; ``owners``: the classes they belong to (empty: the modules')."""
+    """One row: ``names`` of ``kind`` ("attribute", "argument" or "module": a dotted submodule)
+    in ``package``, added or removed in a release; ``owners``: the classes they belong to
+    (empty: the modules'). A name or owner may be a pattern with one ``*`` at either end
+    (``*Config``: any class whose name ends in ``Config``; ``*``: any callee)."""
 
     package: str
     modules: tuple[str, ...]
@@ -134,7 +140,7 @@ def _rows(data: dict[str, Any]) -> list[Change]:
     modules = _strings(data, "modules") or (package,)
     rows = []
     for raw in data.get("changes", []):
-        if not isinstance(raw, dict) or raw.get("kind") not in ("attribute", "argument"):
+        if not isinstance(raw, dict) or raw.get("kind") not in _KINDS:
             continue
         added, removed = _version(str(raw.get("added", ""))), _version(str(raw.get("removed", "")))
         names = frozenset(_strings(raw, "names"))
@@ -192,6 +198,9 @@ def _uses(message: str) -> list[_Use]:
             uses.append(_Use("argument", match.group("name"), owner=parts[-1] if parts else ""))
         if match := _NOT_RECOGNIZED.search(line):
             uses.append(_Use("argument", match.group("name")))
+        if match := _NO_SUBMODULE.search(line):
+            module = match.group("module")
+            uses.append(_Use("module", module, module=module.split(".")[0]))
     return uses[:20]
 
 
@@ -204,18 +213,47 @@ def _words(lines: list[str]) -> set[str]:
     return words
 
 
+def _fits(pattern: str, value: str) -> bool:
+    """Whether ``value`` is ``pattern``, or ends / starts with it when the pattern has a ``*``
+    at that end (plain string tests, no regular expression over incident text)."""
+    if pattern == "*":
+        return bool(value)
+    if pattern.startswith("*"):
+        return value.endswith(pattern[1:]) and len(value) > len(pattern) - 1
+    if pattern.endswith("*"):
+        return value.startswith(pattern[:-1]) and len(value) > len(pattern) - 1
+    return value == pattern
+
+
+def _named_in(row: Change, words: set[str]) -> bool:
+    return bool({row.package.lower(), *(m.lower() for m in row.modules)} & words)
+
+
 def _matches(row: Change, use: _Use, words: set[str]) -> bool:
     """Whether ``row`` is about ``use``: the same kind and name, and the module or class the
     message names is the row's; a message that names neither (``__init__() got an
-    unexpected keyword argument``) needs the texts to name the package and the class."""
-    if row.kind != use.kind or use.name not in row.names:
+    unexpected keyword argument``) needs the texts to name the package and the class. An
+    owner ``*`` (any callee) also needs the texts to name the package; a submodule matches a
+    row naming it or a package above it (``numpy.linalg.linalg.x``)."""
+    if row.kind != use.kind:
+        return False
+    if use.kind == "module":
+        top = use.module
+        return top in row.modules and any(
+            use.name == name or use.name.startswith(name + ".") for name in row.names
+        )
+    if not any(_fits(name, use.name) for name in row.names):
         return False
     if use.module:
         return use.module.split(".")[0] in row.modules and not row.owners
+    exact = {owner for owner in row.owners if "*" not in owner}
+    patterns = [owner for owner in row.owners if "*" in owner]
     if use.owner:
-        return use.owner in row.owners
-    named = bool({row.package.lower(), *(m.lower() for m in row.modules)} & words)
-    return named and (not row.owners or bool({o.lower() for o in row.owners} & words))
+        if use.owner in exact or any(_fits(p, use.owner) for p in patterns if p != "*"):
+            return True
+        return "*" in patterns and _named_in(row, words)
+    owner_named = not row.owners or bool(patterns) or bool({o.lower() for o in exact} & words)
+    return _named_in(row, words) and owner_named
 
 
 def _installed(message: list[str], lines: list[str], package: str) -> tuple[int, ...]:
@@ -236,7 +274,9 @@ def _installed(message: list[str], lines: list[str], package: str) -> tuple[int,
 
 def _decide(row: Change, use: _Use, installed: tuple[int, ...]) -> DocumentedChange | None:
     shown = _dotted(installed) if installed else ""
-    using = f"`{use.name}`" + (" (an argument)" if use.kind == "argument" else "")
+    using = f"`{use.name}`" + {"argument": " (an argument)", "module": " (a module)"}.get(
+        use.kind, ""
+    )
     instead = f"; use {row.replacement} instead" if row.replacement else ""
     if row.removed and (not installed or _padded(installed) >= _padded(row.removed)):
         if row.added and not installed:
