@@ -264,6 +264,7 @@ FACTS: dict[str, str] = {
     "layers-already-built": "every Keras layer the loading error lists is shown `built=True`",
     "nccl-debug-shown": "NCCL's debug lines (`NCCL INFO`, `NCCL WARN`) are in the incident",
     "parser-errors-shown": "the errors of TensorRT's ONNX parser (`ModelImporter.cpp`) are shown",
+    "parser-error-not-batch": "the ONNX parser's errors are shown, none about the explicit batch",
     "size-mismatch-not-vocab": (
         "no size-mismatched tensor named is a vocabulary matrix differing in its rows (tokens)"
     ),

@@ -40,7 +40,7 @@ from rca.suggestion.oom_figures import (
 from rca.suggestion.pad_eos import pad_eos_facts
 from rca.suggestion.platform_facts import platform_facts
 from rca.suggestion.rank_direction import rank_facts
-from rca.suggestion.shown_diagnostics import shown_diagnostic_facts
+from rca.suggestion.shown_diagnostics import parser_cause_facts, shown_diagnostic_facts
 from rca.suggestion.signal_names import signal_facts
 from rca.suggestion.state_dict_keys import key_facts, key_prefix
 from rca.suggestion.version_pairs import version_facts
@@ -153,6 +153,7 @@ def incident_facts(
     facts |= label_facts(shown)  # a negative (padding) label or one past the class count
     facts |= built_layer_facts(shown)  # Keras layers shown `built=True`
     facts |= shown_diagnostic_facts(shown)  # NCCL debug lines, the ONNX parser's errors
+    facts |= parser_cause_facts(shown)  # the parser's errors name no batch dimension
     facts |= loss_trend_facts(logs)  # the logged loss rose step after step
     facts |= vocab_row_facts(shown)  # no size-mismatched tensor is a vocabulary's
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]

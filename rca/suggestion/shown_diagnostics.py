@@ -12,6 +12,11 @@ whatever that output names:
   file (``ModelImporter.cpp:92 In function parseGraph``, ``builtin_op_importers.cpp``,
   ``onnx2trt_utils.cpp``) or the node ("While parsing node number 3", TensorRT 10's "In node
   3 with name: ..."); "Failed to parse onnx file" alone says nothing of why.
+- ``parser-error-not-batch``: the parser's errors are shown and none says the network lacks
+  an explicit batch dimension. The parser checks that first, before importing any node
+  ("This version of the ONNX parser only supports TensorRT INetworkDefinitions with an
+  explicit batch dimension"), so an error that names a node, a weight or an operator without
+  saying so is another cause: creating the network with the explicit-batch flag is no fix.
 
 Linear-time patterns (:mod:`ingest.linear_regex`) over capped lines.
 """
@@ -23,11 +28,19 @@ from collections.abc import Sequence
 from ingest.linear_regex import compile as linear
 from rca.suggestion.text_lines import first_lines
 
-__all__ = ["NCCL_DEBUG_SHOWN", "PARSER_ERRORS_SHOWN", "shown_diagnostic_facts"]
+__all__ = [
+    "NCCL_DEBUG_SHOWN",
+    "PARSER_ERROR_NOT_BATCH",
+    "PARSER_ERRORS_SHOWN",
+    "parser_cause_facts",
+    "shown_diagnostic_facts",
+]
 
 NCCL_DEBUG_SHOWN = "nccl-debug-shown"
 PARSER_ERRORS_SHOWN = "parser-errors-shown"
+PARSER_ERROR_NOT_BATCH = "parser-error-not-batch"
 _NCCL_DEBUG = linear(r"\bNCCL (?:INFO|WARN)\b")
+_EXPLICIT_BATCH = linear(r"explicit[ _-]?batch|implicit[ _-]?batch", ignore_case=True)
 _PARSER_ERROR = linear(
     r"\b(?:ModelImporter|builtin_op_importers|onnx2trt_utils|importerUtils)\.cpp\b"
     r"|\bWhile parsing node number -?\d+|\bIn node -?\d+ with name:"
@@ -43,3 +56,14 @@ def shown_diagnostic_facts(texts: Sequence[str]) -> set[str]:
     if any(_PARSER_ERROR.search(line) for line in lines):
         facts.add(PARSER_ERRORS_SHOWN)
     return facts
+
+
+def parser_cause_facts(texts: Sequence[str]) -> set[str]:
+    """:data:`PARSER_ERROR_NOT_BATCH` when the texts show the ONNX parser's errors and none
+    of their lines speaks of the explicit (or implicit) batch dimension."""
+    lines = first_lines(texts)
+    if not any(_PARSER_ERROR.search(line) for line in lines):
+        return set()
+    if any(_EXPLICIT_BATCH.search(line) for line in lines):
+        return set()
+    return {PARSER_ERROR_NOT_BATCH}
