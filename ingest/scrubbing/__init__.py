@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import re2
+
 from ingest.scrubbing import substitute
 from ingest.scrubbing.names import redacts, secret_name
 from ingest.scrubbing.patterns import ASSIGNMENT_RULE, NAME_RULES, PREFILTER, TEXT_RULES, Rule
@@ -196,12 +198,13 @@ def scrub_parsed(value: Any, text: str) -> Any:
         return value
     if not (text.isascii() and "\\u" not in text and "\\/" not in text):
         return scrub(value)
-    if _no_rule_matches(text) and _within_depth(value, text):
+    present = _triggers_in(text)
+    if _no_rule_matches(text, present) and _within_depth(value, text):
         return value
-    return _scrub(value, _Tally(_triggers_in(text)), 0)
+    return _scrub(value, _Tally(present), 0)
 
 
-def _no_rule_matches(text: str) -> bool:
+def _no_rule_matches(text: str, present: tuple[str, ...]) -> bool:
     """True when no rule whose trigger the ASCII document `text` holds matches anywhere in
     it, and no key is a secret name: then no string has anything to scrub.
 
@@ -212,22 +215,44 @@ def _no_rule_matches(text: str) -> bool:
     word character for `\\b`, and is in the azure rule's class for `^`). With one, an
     escape's last character (`n` of `\\n`) could undo a `\\b` the string has. Keys: each
     secret name holds a trigger of the assignment rule or `phrase` (`_finds_nothing_in`).
+    `present`: the triggers `text` holds (`_triggers_in`); a rule's trigger is in the
+    lowercased text iff it is among them (rules' triggers are lowercase; one that is not
+    was never in the lowercased text either).
     """
-    low = text.lower()
-    if "\\" in text or _NAME_WITHOUT_TRIGGER in low:
+    if "\\" in text or _NAME_WITHOUT_TRIGGER in text.lower():
         return False
-    if any(trigger in low for trigger in ASSIGNMENT_RULE.triggers):
+    found = frozenset(present)
+    if any(trigger in found for trigger in ASSIGNMENT_RULE.triggers):
         return False
-    rules = (rule for rule in TEXT_RULES if any(trigger in low for trigger in rule.triggers))
+    rules = (rule for rule in TEXT_RULES if any(trigger in found for trigger in rule.triggers))
     return not any(rule.pattern.search(text) for rule in rules)
 
 
+def _literal_set(words: tuple[str, ...]) -> re2.Set:
+    """An RE2 set of `words` as literals: which of them a text holds, in one pass."""
+    found = re2.Set.SearchSet(re2.Options())
+    for word in words:
+        found.Add(re2.escape(word))
+    found.Compile()
+    return found
+
+
+_TRIGGER_SET = _literal_set(_TRIGGERS)
+
+
 def _triggers_in(text: str) -> tuple[str, ...]:
-    """The triggers the ASCII document holds. In ASCII text the prefilter finds a trigger
-    iff it is a substring of the lowercased text (see `_apply`), so one C-speed substring
-    test per trigger answers, linear in the text. (It asked the engine again after each
-    trigger it found, and each call re-encoded the whole document: quadratic, 56 s for a
-    1 MB document of `@`.) Overlapping triggers are all reported, a superset of what the
-    prefilter reports position by position: a string holding one is screened in."""
+    """The triggers the ASCII document holds, in `_TRIGGERS`' order. In ASCII text the
+    prefilter finds a trigger iff it is a substring of the lowercased text (see `_apply`),
+    so the answer is every trigger that is a substring of it, overlapping ones included (a
+    superset of what the prefilter reports position by position: a string holding one is
+    screened in). One pass of an RE2 set of the triggers as literals (linear in the text,
+    an automaton of their ~200 characters) answers: 3 us for a 1.2 KB Sentry event against
+    ~40 us for a substring test per trigger (46), which is what runs if the set reports
+    none (it reports nothing, never a part, if its automaton could not run). (It once asked
+    the prefilter again after each trigger it found, and each call re-encoded the whole
+    document: quadratic, 56 s for a 1 MB document of `@`.)"""
     low = text.lower()
-    return tuple(trigger for trigger in _TRIGGERS if trigger in low)
+    hits = _TRIGGER_SET.Match(low)
+    if not hits:
+        return tuple(trigger for trigger in _TRIGGERS if trigger in low)
+    return tuple(_TRIGGERS[i] for i in sorted(hits))

@@ -158,3 +158,28 @@ def test_a_sentry_event_with_a_secret_is_still_scrubbed(extra):
         scrubbed = scrub_parsed(event, text)
         assert scrubbed == scrub(event) != event
         assert "[redacted:" in json.dumps(scrubbed)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXT)
+def test_the_triggers_a_document_holds_are_every_trigger_in_its_lowercased_text(text):
+    from ingest.scrubbing import _TRIGGERS, _triggers_in
+
+    text = text.encode("ascii", "replace").decode()  # the processor asks only of ASCII text
+    assert _triggers_in(text) == tuple(t for t in _TRIGGERS if t in text.lower())
+
+
+def test_a_trigger_set_that_reports_nothing_falls_back_to_a_test_per_trigger(monkeypatch):
+    """The RE2 set reports nothing when its automaton could not run: a document with a
+    secret is then screened as before, never passed as clean."""
+    import ingest.scrubbing as scrubbing
+
+    class Silent:
+        def Match(self, text: str) -> None:  # noqa: N802 - re2.Set's name
+            return None
+
+    monkeypatch.setattr(scrubbing, "_TRIGGER_SET", Silent())
+    event = _sentry_event(logs=["mail ops@example.com when it fails"])
+    text = json.dumps(event)
+    assert scrubbing._triggers_in(text) == ("@", "rk_")
+    assert scrub_parsed(event, text) == scrub(event) != event
