@@ -150,30 +150,46 @@ def _upsert_issues(project: Project, groups: dict[str, list[_Prepared]]) -> dict
     }
 
 
+#: Incident's columns in the order its constructor takes them positionally (`from_db`'s).
+_INCIDENT_FIELDS = tuple(Incident._meta.concrete_fields)
+
+
 def _incident(project: Project, p: _Prepared, issue_id: int, source: str, opened: str) -> Incident:
+    """The unsaved incident, as `Incident(project=project, issue_id=..., ...)` makes it.
+
+    Built positionally, every column named gets its value and every other its field's
+    default, as the keyword path gives them; then the project is set through its
+    descriptor, as that path sets it (the id and the cached project). The keyword path
+    cost the processor ~20 us of CPU per incident, ~40% more (issue 19);
+    tests/unit/test_store_incident_init.py holds the two equal."""
     d, clean = p.derived, p.clean
-    return Incident(
-        project=project,
-        issue_id=issue_id,
-        event_id=p.event_id,
-        source=source,
-        service=p.service,
-        environment=str(clean.get("environment") or "")[:100],
-        occurred_at=p.occurred_at,
-        error_type=d.error_type,
-        message=d.message,
-        stacktrace_raw=clean.get("stacktrace"),
-        exceptions=d.exceptions,
-        logs=d.logs,
-        shape_diff=d.shape_diff,
-        shape_diff_source=d.shape_diff_source,
-        inference_context=clean.get("inference_context") or {},
-        resource_impact=clean.get("resource_impact") or {},
-        tags=clean.get("tags") or {},
-        model_id=d.model_id,
-        fingerprint=d.fingerprint,
-        opened_issue=opened,
+    values = {
+        "project_id": project.pk,
+        "issue_id": issue_id,
+        "event_id": p.event_id,
+        "source": source,
+        "service": p.service,
+        "environment": str(clean.get("environment") or "")[:100],
+        "occurred_at": p.occurred_at,
+        "error_type": d.error_type,
+        "message": d.message,
+        "stacktrace_raw": clean.get("stacktrace"),
+        "exceptions": d.exceptions,
+        "logs": d.logs,
+        "shape_diff": d.shape_diff,
+        "shape_diff_source": d.shape_diff_source,
+        "inference_context": clean.get("inference_context") or {},
+        "resource_impact": clean.get("resource_impact") or {},
+        "tags": clean.get("tags") or {},
+        "model_id": d.model_id,
+        "fingerprint": d.fingerprint,
+        "opened_issue": opened,
+    }
+    incident = Incident(
+        *[values[f.attname] if f.attname in values else f.get_default() for f in _INCIDENT_FIELDS]
     )
+    incident.project = project
+    return incident
 
 
 _STORED_IDS = (
