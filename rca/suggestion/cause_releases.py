@@ -14,20 +14,24 @@ facts; :func:`moves_towards` takes the package moves an action makes ("upgrade j
 "downgrade numpy to 1.26", "pip install 'numpy<2'", "pin torch==2.0.1", every package of
 ``pip install -U a b``; read by :mod:`.package_moves`) and says which land on a named bad
 side. The premise check (:mod:`.premises`) rejects such a suggestion, offline
-or from an LLM, and :mod:`.version_pairs` turns a named cause into the direction away from it.
+or from an LLM (also one that moves "the library" without naming it, when the cause is the
+incident's release-notes row and the action names no other package: :func:`moves_towards`),
+and :mod:`.version_pairs` turns a named cause into the direction away from it.
 Every pattern is the generic wording of a kind of line, run by :mod:`ingest.linear_regex`
 over bounded lines.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.api_changes import documented_change
+from rca.suggestion.incident_setting import ALIASES, PACKAGES
 from rca.suggestion.package_moves import NOT_PACKAGES as _NOT_PACKAGES
-from rca.suggestion.package_moves import Move, moves
+from rca.suggestion.package_moves import UNNAMED, Move, moves
 from rca.suggestion.package_moves import package_name as _package
 from rca.suggestion.version_numbers import bounded_lines, padded, parse_version
 
@@ -152,6 +156,9 @@ class NamedCause:
     release: tuple[int, ...]
     side: str
     phrase: str
+    #: From the release-notes row of the name the code uses (:mod:`.api_changes`): the
+    #: package the incident is about, which "upgrade the library" then means.
+    documented: bool = False
 
     def bad(self, version: tuple[int, ...]) -> bool:
         """Whether ``version`` is on the named bad side."""
@@ -234,10 +241,15 @@ def incident_causes(message: str, texts: Sequence[str]) -> tuple[NamedCause, ...
     if documented is None:
         return causes
     release, side = documented.bad_release, documented.bad_side
-    cause = NamedCause(_package(documented.package), release, side, documented.note[:120])
-    known = {(c.package, c.release, c.side) for c in causes}
-    if not release or (cause.package, cause.release, cause.side) in known:
+    if not release:
         return causes
+    cause = NamedCause(_package(documented.package), release, side, documented.note[:120], True)
+    key = (cause.package, cause.release, cause.side)
+    if any((c.package, c.release, c.side) == key for c in causes):  # the text says it too
+        return tuple(
+            replace(c, documented=True) if (c.package, c.release, c.side) == key else c
+            for c in causes
+        )
     return (*causes, cause)[:_MAX_CAUSES]
 
 
@@ -256,13 +268,50 @@ def _lands_on(move: Move, cause: NamedCause) -> bool:
     return limit < padded(cause.release) or (not move.inclusive and limit <= padded(cause.release))
 
 
+def _family(name: str) -> str:
+    """The framework an import or pip name belongs to (``keras`` and ``tf``: tensorflow),
+    else its pip name: two names of one family are one package for an unnamed move."""
+    pip = _package(name)
+    key = pip.replace("-", "_")
+    return PACKAGES.get(key) or ALIASES.get(key) or pip
+
+
+@functools.cache
+def _known_packages() -> frozenset[str]:
+    """The families of every package the incident facts know by name: the frameworks and
+    the release-notes tables' packages."""
+    from rca.suggestion.api_changes import load_changes
+
+    names = {*PACKAGES, *ALIASES, *(row.package for row in load_changes())}
+    return frozenset(_family(name) for name in names)
+
+
+def _unnamed_package(action: str, causes: Sequence[NamedCause]) -> str:
+    """The package an unnamed move of ``action`` ("upgrade the library") is about: the
+    release-notes row's, when the action names no other known package ("upgrade the
+    library, or hold jax" is about a library other than jax); else none."""
+    documented = next((c.package for c in causes if c.documented), "")
+    if not documented:
+        return ""
+    words = "".join(c if c.isalnum() or c in "_-" else " " for c in action.lower()).split()
+    known = _known_packages()
+    named = {_family(w) for w in words if _family(w) in known}
+    named |= {_family(m.package) for m in moves(action) if m.package != UNNAMED}
+    return documented if named <= {_family(documented)} else ""
+
+
 def moves_towards(action: str, causes: Sequence[NamedCause]) -> list[str]:
     """Why ``action`` moves a package towards a release the incident names as the cause, one
-    phrase per such move (empty: it does not)."""
+    phrase per such move (empty: it does not). A move that names no package is the
+    release-notes row's package (:func:`_unnamed_package`)."""
     if not causes:
         return []
     reasons: list[str] = []
     for move in moves(action):
+        if move.package == UNNAMED:
+            move = replace(move, package=_unnamed_package(action, causes))
+            if not move.package:
+                continue
         for cause in causes:
             if cause.package == move.package and _lands_on(move, cause):
                 reason = f"it moves {move.package} towards {cause.describe()}"

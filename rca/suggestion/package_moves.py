@@ -6,6 +6,11 @@ the latest bitsandbytes", and every package of ``pip install -U a b c``: each is
 release the incident names as the cause, so that the premise check rejects a suggestion that
 moves a package the way the evidence rules out. Every pattern is the generic wording of an
 install command or an instruction, run by :mod:`ingest.linear_regex` over a bounded prefix.
+
+"Upgrade the library to the release that introduced the class" moves a package it does not
+name: an :data:`UNNAMED` move (package ``""``), which :mod:`.cause_releases` reads as the
+package the incident's release-notes row names, since that is the only library such a step
+can mean for that incident.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass
 from ingest.linear_regex import compile as linear
 from rca.suggestion.version_numbers import parse_version
 
-__all__ = ["NOT_PACKAGES", "Move", "moves", "package_name"]
+__all__ = ["NOT_PACKAGES", "UNNAMED", "Move", "moves", "package_name"]
 
 _PKG = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
 _NUM = r"\d+(?:\.\d+)*"
@@ -40,6 +45,10 @@ _NON_PACKAGE_WORDS = (
     "all"
 )
 NOT_PACKAGES = frozenset(_NON_PACKAGE_WORDS.split())
+#: The words by which an action moves a package without naming it ("upgrade the library").
+_UNNAMED_WORDS = frozenset({"library", "framework"})
+UNNAMED = ""
+"""The package of a move that names none (``Move.package``)."""
 
 #: A package move in an action: "upgrade jax", "downgrade numpy to 1.26.4", "pin torch to
 #: 2.0.1", "install tensorflow-addons 0.16.1" (a verb, the package, an optional version).
@@ -110,7 +119,11 @@ def moves(action: str) -> list[Move]:
     found: dict[str, Move] = {}
     for match in _VERB_MOVE.finditer(text):
         package = package_name(match.group("pkg"))
-        if package in NOT_PACKAGES or package in found:
+        if package in _UNNAMED_WORDS:
+            package = UNNAMED
+        elif package in NOT_PACKAGES:
+            continue
+        if package in found:
             continue
         groups = match.groupdict()
         verb = match.group("verb")

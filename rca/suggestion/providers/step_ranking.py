@@ -23,6 +23,7 @@ flat weight only (:attr:`OfflineWeights.message_advice`), lower than a fitting r
 step scores: it wins when no runbook step fits well. It does not compete when the incident
 rules the advice out (shown done, or a condition of it contradicted:
 :mod:`rca.suggestion.advice_conditions`).
+A release-notes row that matches the incident adds steps: :mod:`.documented_steps`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from rca.suggestion.incident_facts import terms
 from rca.suggestion.incident_setting import ALIASES, PACKAGES
 from rca.suggestion.message_advice import error_log_texts, first_remedy
 from rca.suggestion.premises import Premises, contradictions, read_premises
+from rca.suggestion.providers.documented_steps import documented_steps
 from rca.suggestion.providers.draft import Draft
 from rca.suggestion.providers.incident_view import IncidentView, read_incident
 from rca.suggestion.providers.offline_weights import WEIGHTS
@@ -82,6 +84,9 @@ class Candidate:
     advice: bool = False
     #: Added to ``score`` for the order only, not for the confidence (``_setting_bet``).
     preference: float = 0.0
+    #: The step fills the release-notes row that matches the incident: its runbook gap is
+    #: at most a sibling runbook's (:mod:`.documented_steps`).
+    documented: bool = False
 
 
 def _gap(item: Evidence, top: Evidence) -> float:
@@ -151,21 +156,25 @@ def _names_fact(tokens: set[str], words: frozenset[str]) -> bool:
 def _candidates(
     runbooks: list[Evidence], ctx: AnalysisContext, premises: Premises
 ) -> list[Candidate]:
+    """Every step of ``runbooks``, and each step a matching release-notes row makes a
+    candidate (:mod:`.documented_steps`), filled, validated and not contradicted."""
     candidates: list[Candidate] = []
     values = incident_values(ctx)
-    for item in runbooks:
-        for position, written in enumerate(item.remediation):
-            if ADVICE_PLACEHOLDER in written:
-                continue  # scored as the message's advice (_advice_candidate)
-            if contradictions(item.step_metadata(position), premises):
-                continue
-            candidate = _filled(item, position, written, values, ctx, premises)
-            if candidate is None:
-                continue
-            candidate.step_action_tokens, candidate.step_reason_tokens = _step_tokens(
-                written, values
-            )
-            candidates.append(candidate)
+    documented, joining = documented_steps(ctx, values, runbooks)
+    steps = [(item, position) for item in runbooks for position in range(len(item.remediation))]
+    steps += joining
+    for item, position in steps:
+        written = item.remediation[position]
+        if ADVICE_PLACEHOLDER in written:
+            continue  # scored as the message's advice (_advice_candidate)
+        if contradictions(item.step_metadata(position), premises):
+            continue
+        candidate = _filled(item, position, written, values, ctx, premises)
+        if candidate is None:
+            continue
+        candidate.step_action_tokens, candidate.step_reason_tokens = _step_tokens(written, values)
+        candidate.documented = (item.slug, position) in documented
+        candidates.append(candidate)
     return candidates
 
 
@@ -318,6 +327,11 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
     # below the message's advice is that much less likely to be about this failure.
     top = ctx.top_runbook or runbooks[0]
     shown = quoted_text(ctx.error_type or "", ctx.message or "", error_log_texts(ctx.logs))
+
+    def gap(candidate: Candidate) -> float:  # a row's step ranks as a sibling runbook's at worst
+        found = _gap(candidate.evidence, top)
+        return min(found, WEIGHTS.max_score_gap) if candidate.documented else found
+
     for candidate in candidates:
         own = candidate.step_action_tokens
         overlap = shared(own) + WEIGHTS.reason_share * shared(candidate.step_reason_tokens - own)
@@ -326,7 +340,7 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
         quoted = quotes_incident(candidate.evidence.remediation[candidate.position], shown)
         place = 0 if quoted else candidate.position
         candidate.parts = {
-            "runbook": WEIGHTS.runbook * (1.0 - _gap(candidate.evidence, top)),
+            "runbook": WEIGHTS.runbook * (1.0 - gap(candidate)),
             "position": -WEIGHTS.position_penalty * place,
             "overlap": WEIGHTS.overlap * math.log1p(overlap / WEIGHTS.overlap_scale),
             "setting": _setting_score(candidate.applies, incident, named),
