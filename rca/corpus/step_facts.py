@@ -194,6 +194,14 @@ FACTS: dict[str, str] = {
     "nccl-debug-shown": "NCCL's debug lines (`NCCL INFO`, `NCCL WARN`) are in the incident",
     "parser-errors-shown": "the errors of TensorRT's ONNX parser (`ModelImporter.cpp`) are shown",
     "parser-error-not-batch": "the ONNX parser's errors are shown, none about the explicit batch",
+    "numpy-older-than-build": (
+        "NumPy's C-API check says the installed numpy is older than the numpy the failing"
+        " compiled module was built against (compiled against API version 0xA, numpy is 0xB < A)"
+    ),
+    "numpy-newer-than-build": (
+        "NumPy's C-API check says the installed numpy is newer than the numpy the failing"
+        " compiled module was built against (a module compiled using NumPy 1.x run in NumPy 2)"
+    ),
     "size-mismatch-not-vocab": (
         "no size-mismatched tensor named is a vocabulary matrix differing in its rows (tokens)"
     ),

@@ -35,6 +35,7 @@ from rca.suggestion.named_directions import (
     named_direction,
     stated_requirement,
 )
+from rca.suggestion.numpy_api import numpy_api_facts
 from rca.suggestion.version_numbers import bounded_lines as _lines
 from rca.suggestion.version_numbers import parse_version as _version
 
@@ -314,7 +315,7 @@ def version_facts(message: str, texts: Sequence[str]) -> set[str]:
         facts.add("runtime-older-than-build" if build.running_older else "runtime-newer-than-build")
     if (missing := missing_import(message)) is not None:
         facts.add("public-name-missing" if missing[2] else "internal-name-missing")
-    return facts | component_facts([message, *texts])
+    return facts | component_facts([message, *texts]) | numpy_api_facts([message, *texts])
 
 
 def version_values(message: str, texts: Sequence[str]) -> dict[str, str]:
