@@ -37,6 +37,7 @@ FRESH_FILES = (
     ("cases-af.jsonl", "holdout13", "raf", 44, 3),
     ("cases-al.jsonl", "holdout14", "ral", 30, 3),
     ("cases-ao.jsonl", "holdout15", "rao", 30, 3),
+    ("cases-at.jsonl", "holdout16", "rat", 30, 3),
 )
 FRESH_HOLDOUTS = {split for _, split, _, _, _ in FRESH_FILES}
 SPLITS = {"dev", "holdout"} | FRESH_HOLDOUTS
