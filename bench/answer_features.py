@@ -2,8 +2,9 @@
 
 Measured by ``bench/confidence_features.py`` on the rows of ``bench/confidence_rows.py``;
 none is read by the product (2026-12-07: none raised right - wrong out of fold on every kind
-of row, docs/MEASUREMENTS.md). Each is computed from what the offline provider has when it
-decides: the context, the retrieved runbooks' own scores, the ranked candidate steps.
+of row; ``documented`` neither, on 545 dev cases that afternoon: docs/MEASUREMENTS.md). Each
+is computed from what the offline provider has when it decides: the context, the retrieved
+runbooks' own scores, the ranked candidate steps.
 
 - ``agree``: how many of the two rankers put the answer's runbook first among the retrieved
   runbooks: +1 for the highest BM25, +1 for the highest cosine (0..2);
@@ -12,7 +13,13 @@ decides: the context, the retrieved runbooks' own scores, the ranked candidate s
   message) that the answer's runbook (title, retrieved chunk, remediation) names literally;
   0 when the incident has none;
 - ``grounded``: the share of the chosen step's action words (all its wordings) the incident
-  says anywhere (message, frames, logs, context); 0 without a chosen step.
+  says anywhere (message, frames, logs, context); 0 without a chosen step;
+- ``documented`` (2026-12-07 afternoon): 1 when the chosen step rests on a documented fact the
+  incident matched: it fills the release-notes row that matches the incident
+  (``Candidate.documented``), or a vendor table's pairing (``{documented-pairing}`` with a
+  value), or one of its ``fits`` facts holds (confirmed, not merely not contradicted); 0
+  without a chosen step or for the message's own advice. Its parts: ``x_doc_row``,
+  ``x_doc_pairing``, ``x_fits``.
 
 Exploratory variants (``x_``, measured for the picture, not candidates of the 2026-12-07
 decision rule): ``x_bm25_top`` / ``x_dense_top`` (each half of ``agree``), ``x_bm25_share``
@@ -85,6 +92,7 @@ def answer_features(ctx: Any, found: list[Any], slug: str) -> dict[str, float]:
         said = evidence_words(ctx)
         tokens = chosen.step_action_tokens
         grounded = sum(token in said for token in tokens) / len(tokens)
+    documented = _documented(ctx, chosen)
     return {
         "agree": bm25_top + dense_top,
         "ident": round(_share(names, runbook_text), 4),
@@ -95,4 +103,21 @@ def answer_features(ctx: Any, found: list[Any], slug: str) -> dict[str, float]:
         "x_cos_gap": round(best_cos - mine.cosine, 4) if mine else 1.0,
         "x_step_ident": round(_share(names, step_text), 4),
         "x_has_ident": float(bool(names)),
+        "documented": float(any(documented.values())),
+        **{f"x_{name}": float(value) for name, value in documented.items()},
     }
+
+
+def _documented(ctx: Any, chosen: Any) -> dict[str, bool]:
+    """The documented facts the chosen step rests on (``documented`` above), by kind."""
+    from rca.suggestion.providers.incident_view import read_incident
+    from rca.suggestion.step_values import incident_values
+
+    if chosen is None or chosen.advice:
+        return {"doc_row": False, "doc_pairing": False, "fits": False}
+    written = chosen.evidence.remediation[chosen.position]
+    pairing = "{documented-pairing}" in written and bool(
+        incident_values(ctx).get("documented-pairing")
+    )
+    fits = bool(set(chosen.applies.fits) & read_incident(ctx).facts)
+    return {"doc_row": bool(chosen.documented), "doc_pairing": pairing, "fits": fits}

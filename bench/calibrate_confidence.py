@@ -60,6 +60,8 @@ ranker agreement, the incident's identifiers in the runbook, the chosen step's w
 incident); ``--features`` may name them, and ``bench/confidence_features.py`` compares sets of
 them out of fold on one ``--dump``. Measured 2026-12-07 (docs/MEASUREMENTS.md): none raised
 right - wrong on the bundled, leave-class-out and history rows at once; none is in the params.
+Nor did ``documented`` (the chosen step fills a matched release-notes row or table pairing, or
+a ``fits`` fact holds) on 545 dev cases that afternoon, nor a refit of the three on them.
 
 ``--write`` stores the fitted parameters in ``rca/suggestion/confidence_params.json``, the
 one place the provider reads them from.

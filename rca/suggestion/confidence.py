@@ -21,7 +21,10 @@ the step-support signals and the count of competing steps did not raise the out-
 "right minus wrong" beyond one or two cases. Whether the incident has stack frames did (+7, negative
 weight: framed dev cases are mostly misses), but it rests on 16 framed dev cases, half from
 one file, and would make a traceback lower the confidence the abstention asks it to raise:
-not used.
+not used. Nor is whether the chosen step rests on a documented fact the incident matched (a
+release-notes row, a vendor table's pairing, a ``fits`` fact; 545 dev cases, 5-fold and by
+file, docs/MEASUREMENTS.md): such answers are right 87% of the time, but 75 of the 82 are
+already answered, and releasing the other 7 (4 right, 3 wrong) gains one at most.
 """
 
 from __future__ import annotations
