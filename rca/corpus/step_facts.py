@@ -191,7 +191,10 @@ FACTS: dict[str, str] = {
     "gpu-libraries-not-loaded": "an installed GPU build could not load its CUDA/cuDNN libraries",
     "linker-library-missing": "the linker ran and cannot find a library (`ld: cannot find -lcuda`)",
     "layers-already-built": "every Keras layer the loading error lists is shown `built=True`",
-    "nccl-debug-shown": "NCCL's debug lines (`NCCL INFO`, `NCCL WARN`) are in the incident",
+    "nccl-debug-shown": (
+        "NCCL's debug lines (`NCCL INFO`, `NCCL WARN`) or its last warning (the text under"
+        " `Last error:` in PyTorch's NCCL error) are in the incident"
+    ),
     "parser-errors-shown": "the errors of TensorRT's ONNX parser (`ModelImporter.cpp`) are shown",
     "parser-error-not-batch": "the ONNX parser's errors are shown, none about the explicit batch",
     "numpy-older-than-build": (
