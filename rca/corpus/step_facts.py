@@ -122,6 +122,11 @@ FACTS: dict[str, str] = {
         "the NVIDIA driver is older than the CUDA runtime in use (driver too old, insufficient"
         " for the runtime version)"
     ),
+    "driver-moved-older": (
+        "the driver the step moves to is older than the one the incident shows installed, or"
+        " it downgrades a driver the message says is too old (drivers run older CUDA"
+        " runtimes, never newer ones): read from the step's or the suggestion's own words"
+    ),
     "library-major-missing": (
         "a binary could not load a shared library at the major version it was linked against"
         " (libcublasLt.so.11: cannot open shared object file)"

@@ -20,7 +20,9 @@ Lookups, tried in this order, each the generic form of a kind of incident:
   installed release's own row needs;
 - a library runs at one version against a build for another, and a table pairs releases of
   a package the incident uses with the running version;
-- two installed packages the table pairs are not a pair (``torch`` / ``torchvision``);
+- two installed packages the table pairs are not a pair (``torch`` / ``torchvision``); a
+  table of minimums (``minimum = true``: the driver a CUDA release needs) pairs only a
+  version below its row, never one above it;
 - the driver is too old for the CUDA a build names (``+cu121``).
 
 Every version string is read by plain string operations over a capped prefix (no regex
@@ -122,6 +124,9 @@ class Table:
     #: other major, or "install" what the installed release's own row names (a table of one
     #: tested configuration per release, where the other major is only a guess about the host).
     missing_library: str = "move"
+    #: The columns are minimums ("minimum = true"): a newer value than a row's is supported
+    #: too (NVIDIA's drivers run every older CUDA), so only a value below it is out of step.
+    minimum: bool = False
 
     def row_for(self, version: tuple[int, ...], default_only: bool = True) -> Row | None:
         """The first row (file order: the page's) listing ``version``."""
@@ -160,6 +165,7 @@ def _table(data: dict[str, Any]) -> Table | None:
         columns,
         tuple(rows),
         "install" if data.get("missing_library") == "install" else "move",
+        data.get("minimum") is True,
     )
 
 
@@ -298,6 +304,8 @@ def _pair_pairing(installed: dict[str, tuple[int, ...]]) -> str:
             have, cell = installed.get(_name(column)), row.values.get(column, "")
             if not have or not parse_version(cell) or _cell_matches(cell, have):
                 continue
+            if table.minimum and have >= parse_version(cell):
+                continue  # at or above a minimum: supported, never a reason to move down
             verb = "upgrade" if have < parse_version(cell) else "downgrade"
             return (
                 f"{verb} {column} to {cell}.x, the release paired with {row.name} "

@@ -11,6 +11,14 @@ compiled against (8, 5, 0) but found runtime version (8, 4, 1)", JAX's "Found cu
 library_build`), and a **soname** a binary package asks for ("libcublasLt.so.11: cannot open
 shared object file": the package was built for CUDA 11).
 
+The installed driver is read where a tool prints it (:func:`shown_drivers`): nvidia-smi's
+"Driver Version: 535.104.05", torch's collect_env "Nvidia driver version: ...", TensorFlow's
+"kernel reported version is: 470.182.3", the kernel module's "Kernel Module  535.104.05" and an
+NGC container's "... or later, but version 460.84 was detected". Where only the CUDA release the
+driver supports is shown ("found version 11040", nvidia-smi's "CUDA Version: 12.2", XLA's "The
+NVIDIA driver's CUDA version is 12.2", "cudaDriverGetVersion returned 11020") that release is
+read instead (:func:`driver_cuda`), for a lower bound on the driver (:mod:`.driver_targets`).
+
 Versions printed as integers are decoded by the encodings NVIDIA documents for them:
 ``CUDA_VERSION`` is ``1000 * major + 10 * minor`` (11040 is 11.4), ``CUDNN_VERSION`` is
 ``1000 * major + 100 * minor + patch`` before cuDNN 9 and ``10000 * major + 100 * minor +
@@ -32,8 +40,10 @@ __all__ = [
     "component_facts",
     "component_values",
     "decoded",
+    "driver_cuda",
     "driver_gap",
     "missing_soname",
+    "shown_drivers",
 ]
 
 #: The step placeholders this module gives values for (:mod:`rca.suggestion.step_values`).
@@ -56,6 +66,37 @@ _DEVICE_QUERY = linear(
     r"CUDA Driver Version / Runtime Version\s+(?P<cuda>\d+\.\d+)\s*/\s*(?P<runtime>\d+\.\d+)",
     ignore_case=True,
 )
+#: A driver's own version: three digits, then one or two dotted parts ("535.104.05", "460.84").
+_VERSION = r"(?P<v>[1-9]\d{2}(?:\.\d{1,3}){1,2})\b"
+#: Lines printing the installed driver's version: nvidia-smi's header and ``-q`` ("Driver
+#: Version : ..."), torch's collect_env ("Nvidia driver version: ..."), "NVIDIA-SMI 535.104.05",
+#: TensorFlow's cuda_diagnostics ("kernel reported version is: 470.182.3", "libcuda reported
+#: version is: ..."), the kernel module's banner ("Kernel Module  535.104.05"). A requirement
+#: ("minimum driver version: 450.80") is no installed version: ``req`` marks it.
+_DRIVER_SHOWN = (
+    linear(
+        r"(?P<req>\b(?:min(?:imum)?|required?|requires|need(?:s|ed)?)\s+(?:\w+\s+)?)?"
+        r"\bdriver version\s*:\s*" + _VERSION,
+        ignore_case=True,
+    ),
+    linear(r"\bNVIDIA-SMI\s+" + _VERSION),
+    linear(r"\b(?:kernel|libcuda) reported version is:?\s*" + _VERSION, ignore_case=True),
+    linear(r"\bKernel Module\s+" + _VERSION, ignore_case=True),
+)
+#: NGC containers: "This container was built for NVIDIA Driver Release 470.57 or later, but
+#: version 460.84 was detected" (the sentence breaks over lines: read over a text prefix).
+_NGC_DETECTED = linear(
+    r"\bDriver Release [\d.]{1,16} or later,? but\s+version (?P<v>[1-9]\d{2}(?:\.\d{1,3}){0,2})"
+    r"\s+was detected",
+    ignore_case=True,
+)
+#: The CUDA release the driver supports, printed without the driver's own version.
+_DRIVER_CUDA = (
+    linear(r"\bNVIDIA driver'?s CUDA version is (?P<cuda>\d{1,2}\.\d)", ignore_case=True),
+    linear(r"\bcudaDriverGetVersion(?:\(\))? returned (?P<cuda>\d{4,5})\b"),
+    linear(r"\bCUDA driver version\s*:\s*(?P<cuda>\d{4,5}|\d{1,2}\.\d)\b", ignore_case=True),
+)
+_MAX_PREFIX = 4000
 #: "libcublasLt.so.11: cannot open shared object file", "Could not load library
 #: libcudnn_cnn_infer.so.8", Windows "cudnn_cnn_infer64_8.dll".
 _SONAME = (
@@ -138,6 +179,36 @@ def driver_gap(texts: Sequence[str]) -> DriverGap | None:
             if match := _SMI.search(line) or _DEVICE_QUERY.search(line):
                 return DriverGap(match.group("cuda"))
     return gap
+
+
+def shown_drivers(texts: Sequence[str]) -> list[str]:
+    """Every installed driver version the texts print ("535.104.05"), in order; a line
+    stating a required or minimum version is not one."""
+    found: list[str] = []
+    for line in _lines(texts):
+        for pattern in _DRIVER_SHOWN:
+            for match in pattern.finditer(line):
+                if not match.groupdict().get("req"):
+                    found.append(match.group("v"))
+    for text in texts[:_MAX_LINES]:
+        if detected := _NGC_DETECTED.search(text[:_MAX_PREFIX]):
+            found.append(detected.group("v"))
+    return found
+
+
+def driver_cuda(texts: Sequence[str]) -> str:
+    """The CUDA release the texts say the installed driver supports ("11.4"), "" if none:
+    torch's "found version 11040", nvidia-smi's "CUDA Version", deviceQuery's driver column,
+    XLA's "NVIDIA driver's CUDA version", ``cudaDriverGetVersion``'s number."""
+    lines = _lines(texts)
+    for line in lines:
+        if (match := _DRIVER_TOO_OLD.search(line)) and match.group("cuda"):
+            return decoded("cuda", match.group("cuda"))
+    for line in lines:
+        for pattern in (_SMI, _DEVICE_QUERY, *_DRIVER_CUDA):
+            if match := pattern.search(line):
+                return decoded("cuda", match.group("cuda"))
+    return ""
 
 
 def _package_of(loader: str, lines: list[str]) -> tuple[str, str]:

@@ -33,7 +33,10 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
   carry), adds one they already carry, or loads non-strictly when every key shown differs by a
   prefix (:mod:`.prefix_shift`): :mod:`.key_prefix_sides`;
 - the suggestion resizes a layer or skips mismatched sizes when the mismatched tensors are
-  empty (partitioned weights saved without gathering): :mod:`.empty_tensors`.
+  empty (partitioned weights saved without gathering): :mod:`.empty_tensors`;
+- a step's wording (values filled), or a suggestion restating it or saying its ``says``
+  words, makes one of the step-relative facts of its ``unless`` hold (it moves the driver to
+  one older than the incident shows installed): :mod:`.driver_targets`.
 
 Any of these fails validation: the LLM is re-asked with the complaint, and a suggestion that still
 fails is stored marked invalid, never shown as a trusted fix.
@@ -49,6 +52,7 @@ from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.api_drift import drift_facts, read_drift
 from rca.suggestion.cause_releases import NamedCause, incident_causes, moves_towards
+from rca.suggestion.driver_targets import InstalledDriver, installed_driver, relative_facts
 from rca.suggestion.empty_tensors import empty_tensor_facts, resize_violations
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import log_texts, setting_of
@@ -74,6 +78,7 @@ from rca.suggestion.step_options import (
     options_set_by,
     runs_script,
     scripts_run_by,
+    without_asides,
 )
 from rca.suggestion.step_tensors import repeated_tensor_targets
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
@@ -124,6 +129,8 @@ class Premises:
     ruled_out: tuple[RuledOutValue, ...] = ()
     #: The checkpoint's and the model's keys the incident lists (:mod:`.key_prefix_sides`).
     keys: ShownKeys = ShownKeys()
+    #: The NVIDIA driver the incident shows installed (:mod:`.driver_targets`).
+    driver: InstalledDriver | None = None
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
@@ -201,6 +208,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         read_named_limits(texts),
         read_ruled_out_values(texts),
         read_shown_keys(texts),
+        installed_driver([*texts, *_code_texts(ctx)]),
     )
 
 
@@ -284,13 +292,17 @@ def _step_actions(step: str) -> list[str]:
     return actions
 
 
-def contradictions(meta: StepMetadata, premises: Premises, step: str = "") -> list[str]:
+def contradictions(
+    meta: StepMetadata, premises: Premises, step: str = "", wording: str = ""
+) -> list[str]:
     """Why the incident contradicts this step's premise, one phrase per condition (empty:
     it does not). ``step`` is the step's text: the options it sets are read from it, and
-    those its ``sets`` names are checked with the values it gives them."""
-    reasons = [
-        f"the incident shows {FACTS[fact]}" for fact in meta.unless if fact in premises.facts
-    ] + mode_contradictions(meta.mode, premises.facts)
+    those its ``sets`` names are checked with the values it gives them. Step-relative facts
+    of ``unless`` are read from it and ``wording`` (filled text, or a suggestion held to it)."""
+    relative = relative_facts(meta.unless, [step, wording], premises.driver, premises.facts)
+    reasons = [f"the incident shows {FACTS[f]}" for f in meta.unless if f in premises.facts]
+    reasons += [f"{fact}: {why}" for fact, why in relative.items()]
+    reasons += mode_contradictions(meta.mode, premises.facts)
     for action in _step_actions(step) if step else [""]:
         reasons += [
             reason
@@ -310,23 +322,10 @@ def contradictions(meta: StepMetadata, premises: Premises, step: str = "") -> li
     return reasons
 
 
-def _without_asides(text: str) -> str:
-    """``text`` without its parenthetical asides (examples), whatever they nest."""
-    out, depth = [], 0
-    for char in text:
-        if char == "(":
-            depth += 1
-        elif char == ")" and depth:
-            depth -= 1
-        elif not depth:
-            out.append(char)
-    return "".join(out)
-
-
 def _step_action(step: str) -> str:
     match = _BOLD.search(step)
     text = match.group("action") if match else step.partition(" Reason:")[0]
-    return _without_asides(text)
+    return without_asides(text)
 
 
 def _restated(draft: _Answer, ctx: AnalysisContext) -> tuple[StepMetadata, str] | None:
@@ -388,10 +387,11 @@ def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises)
         for reason in moves_towards((draft.action or "")[:_MAX_SCAN], premises.causes)
     ]
     complaints += shown_harms((draft.action or "")[:_MAX_SCAN], premises)
-    restated = _restated(draft, ctx)
-    reasons = contradictions(restated[0], premises, restated[1]) if restated else []
+    restated, action = _restated(draft, ctx), (draft.action or "")[:_MAX_SCAN]
+    reasons = contradictions(restated[0], premises, restated[1], action) if restated else []
     for said in said_steps(draft, ctx):
-        reasons += [reason for reason in contradictions(said, premises) if reason not in reasons]
+        said_reasons = contradictions(said, premises, wording=action)
+        reasons += [reason for reason in said_reasons if reason not in reasons]
     if reasons:
         complaints.append(
             "the suggested step does not apply to this incident: " + "; ".join(reasons)

@@ -48,6 +48,7 @@ __all__ = [
     "options_set_by",
     "runs_script",
     "scripts_run_by",
+    "without_asides",
 ]
 
 MAX_ACTION = 4000
@@ -235,7 +236,8 @@ def _span_options(code: str) -> list[tuple[str, str | None]]:
     return [(name, value) for _, name, value in sorted(found, key=lambda item: item[0])]
 
 
-def _without_asides(text: str) -> str:
+def without_asides(text: str) -> str:
+    """``text`` without its parenthetical asides (examples), whatever they nest."""
     out, depth = [], 0
     for char in text:
         depth += char == "("
@@ -254,7 +256,7 @@ def _bare_value(after: str, verb: str) -> str | None:
         raw = code.group("code")
         return _value(raw) if _LITERAL.match(raw) else NOT_LITERAL
     # Code spans read as one word: "in `config.pbtxt` to the model file's type".
-    match = _TO.match(_SPAN.sub("code", _without_asides(after[:200])))
+    match = _TO.match(_SPAN.sub("code", without_asides(after[:200])))
     if match is None or (match.group("how").lower() == "to" and verb in _TARGET_VERBS):
         return None
     raw = (match.group("code") or match.group("word") or "").strip("`")

@@ -167,8 +167,8 @@ def _candidates(
         written = item.remediation[position]
         if ADVICE_PLACEHOLDER in written:
             continue  # scored as the message's advice (_advice_candidate)
-        if contradictions(item.step_metadata(position), premises):
-            continue
+        if contradictions(item.step_metadata(position), premises, "", fill_values(written, values)):
+            continue  # its filled wording is read for the step-relative facts (driver target)
         candidate = _filled(item, position, written, values, ctx, premises)
         if candidate is None:
             continue

@@ -1,0 +1,181 @@
+"""Whether a step moves the NVIDIA driver backwards: to a release older than the one the
+incident shows installed, or down while the message says the driver is too old.
+
+NVIDIA's drivers are backward compatible with CUDA: "Drivers have always been backwards
+compatible with CUDA. This means that a CUDA 11.0 application will be compatible with R450
+(11.0), R455 (11.1) and beyond" (CUDA Compatibility, *Frequently Asked Questions*,
+https://docs.nvidia.com/deploy/cuda-compatibility/frequently-asked-questions.html), and each
+CUDA toolkit needs at least the driver its release notes list (*CUDA Toolkit Release Notes*,
+"CUDA Toolkit and Corresponding Driver Versions",
+https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html; the family minimums are
+``rca/knowledge/compatibility/cuda-driver.toml``). So a step whose purpose is to let the driver
+run a CUDA runtime never needs a driver older than the installed one: an older driver runs no
+CUDA release the installed one cannot, and moving to it can break a working machine.
+
+``driver-moved-older`` is a fact *relative to a step*: it is read from the step's wording with
+the incident's values filled in (a ``{documented-pairing}`` of "driver 525 or newer"), or from
+a suggestion's own action when it restates the step or says its ``says`` words, against the
+driver the incident shows (:func:`installed_driver`). A runbook step opts in by naming it in
+``unless``; a step that rolls a driver back after a regression, or installs the last driver a
+dropped GPU supports, does not. The step moves the driver older when every driver version its
+action names is older than the installed one (alternatives such as "410+, or 384.111+ with the
+compatibility package" keep it), or when it downgrades the driver while the message says the
+driver is too old for the CUDA runtime (``driver-older-than-runtime``). Where the incident
+shows only the CUDA release its driver supports, the driver is at least the lowest branch
+NVIDIA lists for that CUDA family, and only a target of an older branch is older.
+Every pattern is linear (:mod:`ingest.linear_regex`) over a capped action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import islice
+
+from ingest.linear_regex import compile as linear
+from rca.suggestion.compatibility import load_tables
+from rca.suggestion.cuda_components import driver_cuda, shown_drivers
+from rca.suggestion.version_numbers import parse_version
+
+__all__ = [
+    "RELATIVE_FACTS",
+    "InstalledDriver",
+    "driver_targets",
+    "installed_driver",
+    "moved_older",
+    "relative_facts",
+]
+
+#: The facts of :data:`rca.corpus.step_facts.FACTS` read against a step's wording.
+RELATIVE_FACTS = frozenset({"driver-moved-older"})
+_MAX_ACTION = 2000
+#: A driver version: three digits and up to two dotted parts, alone or in a branch or
+#: package name ("525", "470.57.02", "R470", "nvidia-driver-535").
+_NUMBER = linear(r"(?:\bR|\b)(?P<v>[1-9]\d{2}(?:\.\d{1,3}){0,2})\b")
+_DRIVER_WORD = linear(r"\bdrivers?\b", ignore_case=True)
+#: How far from the word "driver" a number is still its version: after it ("driver 525 or
+#: newer", "driver (R470)"), and before it ("the 535 driver", "R470 branch driver").
+_AFTER, _BEFORE = 48, 24
+#: A number these words precede is the driver it moves from or avoids, not its target.
+_NOT_TARGET = ("from", "not", "of", "installed", "installed:", "current", "currently")
+_CLAUSE_BREAKS = (". ", "; ", "\n", "? ", "! ")
+_MAX_MATCHES = 24
+#: Units that make a number near "driver" a size or a clock, not a driver version.
+_UNITS = ("mb", "mib", "gb", "gib", "w ", "mhz", "%")
+_WHOSE = r"(?:(?:the|your|a|an|host'?s?|nvidia|gpu|cuda|display|kernel)\s+){0,4}"
+#: "Downgrade the NVIDIA driver", "roll back the driver", "install an older driver",
+#: "driver downgrade".
+_DOWNGRADE = linear(
+    r"\b(?:downgrad\w{0,4}|roll(?:ing)?\s+back|revert\w{0,3})\s+(?:to\s+)?" + _WHOSE + r"drivers?\b"
+    r"|\bolder\s+(?:(?:nvidia|gpu|cuda|display)\s+){0,2}drivers?\b|\bdrivers?\s+downgrade",
+    ignore_case=True,
+)
+
+
+@dataclass(frozen=True)
+class InstalledDriver:
+    """The driver the incident shows installed: ``version`` as printed (``exact``), or, when
+    only the CUDA release it supports is shown, the lowest driver branch for that release
+    (a one-part lower bound)."""
+
+    version: tuple[int, ...]
+    shown: str
+    exact: bool
+
+
+def _branch_floor(cuda: str) -> int:
+    """The lowest driver branch NVIDIA lists for ``cuda`` ("11.4" -> 450), 0 if none."""
+    version = parse_version(cuda)
+    for table in load_tables() if version else ():
+        if table.subject == "cuda" and "driver" in table.columns:
+            row = table.row_for(version)
+            driver = parse_version(row.values.get("driver", "")) if row else ()
+            return driver[0] if driver else 0
+    return 0
+
+
+def installed_driver(texts: Sequence[str]) -> InstalledDriver | None:
+    """The installed driver the texts show; of two different ones (a kernel module and its
+    user-space library after an upgrade), the older, which bounds both from below."""
+    versions = [
+        (version, text) for text in shown_drivers(texts) if (version := parse_version(text))
+    ]
+    if versions:
+        low, shown = min(versions)
+        return InstalledDriver(low, shown, True)
+    cuda = driver_cuda(texts)
+    if floor := _branch_floor(cuda):
+        return InstalledDriver((floor,), f"a driver for CUDA {cuda}, so a {floor} or newer", False)
+    return None
+
+
+def _near_driver(text: str, start: int, end: int, words: list[tuple[int, int]]) -> bool:
+    """Whether the number at ``start:end`` has the word "driver" close by in its clause."""
+    for word_start, word_end in words:
+        if word_end <= start <= word_end + _AFTER:
+            between = text[word_end:start]
+        elif end <= word_start <= end + _BEFORE:
+            between = text[end:word_start]
+        else:
+            continue
+        if not any(mark in between for mark in _CLAUSE_BREAKS):
+            return True
+    return False
+
+
+def driver_targets(action: str) -> list[tuple[int, ...]]:
+    """The driver versions ``action`` names as where it moves the driver, in order: numbers
+    near the word "driver", except a size or clock (a unit follows) and the driver it moves
+    from or avoids ("from 470", "not 396", "instead of 460")."""
+    return [version for version, _ in _named_targets(action)]
+
+
+def _named_targets(action: str) -> list[tuple[tuple[int, ...], str]]:
+    """:func:`driver_targets`, each with the number as written."""
+    text = action[:_MAX_ACTION]
+    words = [m.span() for m in islice(_DRIVER_WORD.finditer(text), _MAX_MATCHES)]
+    found: list[tuple[tuple[int, ...], str]] = []
+    for match in islice(_NUMBER.finditer(text), _MAX_MATCHES if words else 0):
+        after = text[match.end() : match.end() + 5].lstrip().lower() + " "
+        before = text[max(0, match.start() - 16) : match.start()].lower().split()
+        if after.startswith(_UNITS) or (before and before[-1].strip("(,") in _NOT_TARGET):
+            continue
+        version = parse_version(match.group("v"))
+        new = version and all(version != seen for seen, _ in found)
+        if new and _near_driver(text, *match.span(), words):
+            found.append((version, match.group("v")))
+    return found
+
+
+def _older(target: tuple[int, ...], driver: InstalledDriver) -> bool:
+    if not driver.exact:
+        return target[0] < driver.version[0]
+    return target < driver.version[: len(target)]
+
+
+def moved_older(action: str, driver: InstalledDriver | None, facts: Iterable[str]) -> str:
+    """Why ``action`` moves the driver backwards for this incident ("" when it does not)."""
+    targets = _named_targets(action)
+    if driver is not None and targets and all(_older(t, driver) for t, _ in targets):
+        named = " or ".join(written for _, written in targets)
+        return f"the driver it names ({named}) is older than the one installed ({driver.shown})"
+    if "driver-older-than-runtime" in facts and _DOWNGRADE.search(action[:_MAX_ACTION]):
+        return "it downgrades the driver, which the message says is too old for the CUDA runtime"
+    return ""
+
+
+def relative_facts(
+    unless: Iterable[str],
+    wordings: Iterable[str],
+    driver: InstalledDriver | None,
+    facts: Iterable[str],
+) -> dict[str, str]:
+    """The step-relative facts among ``unless`` that hold for one of ``wordings``, each with
+    why (a step's text is read up to its reason: the action is where it moves the driver)."""
+    if "driver-moved-older" not in unless:
+        return {}
+    shown = frozenset(facts)
+    for text in wordings:
+        if text and (why := moved_older(text.partition("Reason:")[0], driver, shown)):
+            return {"driver-moved-older": why}
+    return {}
