@@ -67,7 +67,11 @@ def _tuned(weights: FusionWeights) -> dict[str, float]:
 def guarded_grid() -> tuple[list[FusionWeights], list[FusionWeights]]:
     """(admissible, excluded) settings of :func:`rca.retrieval.weights.grid`, grid order."""
     settings = grid()
-    return [w for w in settings if admissible(w)], [w for w in settings if not admissible(w)]
+    passing = [admissible(w) for w in settings]  # each setting asked once: 10 seeds x 60 ranks
+    return (
+        [w for w, ok in zip(settings, passing, strict=True) if ok],
+        [w for w, ok in zip(settings, passing, strict=True) if not ok],
+    )
 
 
 def cross_validate(

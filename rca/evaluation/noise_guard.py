@@ -154,7 +154,7 @@ def noise_trial(weights: FusionWeights, seed: int) -> tuple[int, int]:
     return fused, lexical
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=2048)  # above the tuning grid's size (486): a smaller cache thrashes
 def _passes(weights: FusionWeights, seeds: tuple[int, ...]) -> bool:
     for seed in seeds:
         fused, lexical = noise_trial(weights, seed)
