@@ -22,7 +22,13 @@ from rca.models import Analysis, Suggestion
 from rca.queue import claim, coalesce, lease
 from rca.reuse import reusable_analysis
 from rca.suggestion.context import Evidence
-from rca.suggestion.evidence import context_for, evidence_from_retrieved, stored_bodies
+from rca.suggestion.evidence import (
+    context_for,
+    evidence_from_retrieved,
+    stored_bodies,
+    stored_documented_runbooks,
+    with_documented_runbooks,
+)
 from rca.suggestion.prompts import PROMPT_VERSION
 
 log = logging.getLogger(__name__)
@@ -152,7 +158,9 @@ def _run(analysis: Analysis, incident: Incident, token: datetime, *, force: bool
     items = retrieved + past
     retrieved_rows = [r.as_dict() for r in items]
 
-    ctx = context_for(incident, _evidence(items))
+    ctx = with_documented_runbooks(
+        context_for(incident, _evidence(items)), stored_documented_runbooks
+    )
     provider, name = provider_from_settings()
     model = getattr(provider, "model", "")
     key = _cache_key(incident.project_id, name, model, signals.as_dict(), retrieved_rows)

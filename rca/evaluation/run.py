@@ -226,8 +226,14 @@ def evaluate_suggestions(
     (:func:`~rca.suggestion.providers.step_ranking.audit_candidates`)."""
     from rca.corpus.embeddings import embed_queries
     from rca.retrieval.hybrid import search
-    from rca.suggestion.evidence import context_for, evidence_from_retrieved
+    from rca.suggestion.evidence import (
+        context_for,
+        evidence_from_retrieved,
+        runbook_evidence,
+        with_documented_runbooks,
+    )
     from rca.suggestion.providers import OfflineProvider, ProviderError
+    from rca.suggestion.providers.documented_steps import DOCUMENTED_PLACEHOLDER
     from rca.suggestion.providers.step_ranking import audit_candidates
     from rca.suggestion.validation import validate
 
@@ -235,10 +241,16 @@ def evaluate_suggestions(
     signals: list[Signals] = [build_signals(incident) for incident in incidents]
     embeddings = embed_queries([s.embedding_text() for s in signals])
     provider = OfflineProvider()
+    documented = [  # the runbooks a release-notes row may add (as the worker's query finds them)
+        runbook_evidence(slug, index.titles[at], index.classes[at], bodies[slug])
+        for at, slug in sorted(enumerate(index.slugs), key=lambda pair: pair[1])
+        if DOCUMENTED_PLACEHOLDER in bodies.get(slug, "")
+    ]
     results = []
     for case, incident, sig, vector in zip(cases, incidents, signals, embeddings, strict=True):
         found = search(sig, vector, k=k, index=index)
         ctx = context_for(incident, evidence_from_retrieved(found, bodies))
+        ctx = with_documented_runbooks(ctx, lambda: documented)
         case_id, category = str(case.get("id", "")), str(case.get("category", ""))
         try:
             draft = provider.suggest(ctx)

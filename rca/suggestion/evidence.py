@@ -3,16 +3,26 @@
 The worker (:mod:`rca.pipeline`) and ``rca eval --suggest`` both build evidence here, so
 the evaluation measures exactly what production hands to a provider. Runbook bodies come
 from the caller: the stored corpus for the worker, the scored corpus for the evaluation.
+A release-notes row that matches the incident may add runbooks retrieval left out
+(:func:`with_documented_runbooks`), from the same corpus.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from rca.suggestion.context import AnalysisContext, Evidence, remediation
 
-__all__ = ["context_for", "evidence_from_retrieved", "stored_bodies"]
+__all__ = [
+    "context_for",
+    "evidence_from_retrieved",
+    "runbook_evidence",
+    "stored_bodies",
+    "stored_documented_runbooks",
+    "with_documented_runbooks",
+]
 
 
 def context_for(incident: Any, evidence: list[Evidence]) -> AnalysisContext:
@@ -58,3 +68,38 @@ def stored_bodies(slugs: Iterable[str]) -> dict[str, str]:
     from rca.models import Runbook
 
     return dict(Runbook.objects.filter(slug__in=list(slugs)).values_list("slug", "body"))
+
+
+def runbook_evidence(slug: str, title: str, failure_class: str, body: str) -> Evidence:
+    """A runbook that retrieval did not rank, as evidence: score 0, its steps as its text."""
+    steps, applies = remediation(body)
+    text = "\n".join(steps)
+    return Evidence(slug, title, failure_class, text, steps, 0.0, "runbook", applies)
+
+
+def stored_documented_runbooks() -> list[Evidence]:
+    """The stored runbooks with a step that names a release-notes row (one query)."""
+    from rca.models import Runbook
+    from rca.suggestion.providers.documented_steps import DOCUMENTED_PLACEHOLDER
+
+    rows = Runbook.objects.filter(body__contains=DOCUMENTED_PLACEHOLDER).order_by("slug")
+    return [
+        runbook_evidence(slug, title, failure_class, body)
+        for slug, title, failure_class, body in rows.values_list(
+            "slug", "title", "failure_class", "body"
+        )
+    ]
+
+
+def with_documented_runbooks(
+    ctx: AnalysisContext, corpus: Callable[[], Iterable[Evidence]]
+) -> AnalysisContext:
+    """``ctx`` with the runbooks a matching release-notes row reaches past retrieval added to
+    its evidence (:func:`~rca.suggestion.providers.documented_steps.documented_runbooks`);
+    ``corpus`` (the runbooks that name a row, as evidence) is called only when a row matches
+    and no retrieved runbook answers it."""
+    from rca.suggestion.providers.documented_steps import documented_runbooks
+    from rca.suggestion.step_values import incident_values
+
+    joining = documented_runbooks(ctx, incident_values(ctx), corpus)
+    return replace(ctx, evidence=[*ctx.evidence, *joining]) if joining else ctx

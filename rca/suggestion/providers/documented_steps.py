@@ -22,9 +22,21 @@ admits a clear runner-up. The step score carries this into the confidence
 A step is the row's only when it is about the row's package: its ``{package}`` value is the
 row's (a requirement line may name another component) and its own wording names no other
 framework ("Pin `jax` and `jaxlib` together ..." is not a TensorFlow row's step).
+
+When no retrieved runbook answers the row, the row reaches past retrieval
+(:func:`documented_runbooks`): the corpus runbooks that do join the evidence. An
+``object has no attribute`` of a class that no runbook names (``'Sequential' object has no
+attribute 'predict_classes'``) retrieves attribute-error and model-API pages by its words,
+and the version runbook, whose signals and symptoms quote other classes, ranks below the
+top five; the row is the specific evidence the words lack. Such a runbook joins with score
+0 (retrieval ranked it nowhere), so it never lends its other steps: only its row steps
+compete, as a sibling runbook's (the gap cap above).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from rca.suggestion.api_changes import DocumentedChange, documented_change
 from rca.suggestion.context import AnalysisContext, Evidence
@@ -32,7 +44,7 @@ from rca.suggestion.incident_facts import terms
 from rca.suggestion.incident_setting import ALIASES, PACKAGES, log_texts
 from rca.suggestion.package_moves import package_name
 
-__all__ = ["DOCUMENTED_PLACEHOLDER", "documented_row", "documented_steps"]
+__all__ = ["DOCUMENTED_PLACEHOLDER", "documented_row", "documented_runbooks", "documented_steps"]
 
 #: How a step names the release-notes row's change (:mod:`rca.suggestion.version_pairs`).
 DOCUMENTED_PLACEHOLDER = "{documented-change}"
@@ -60,6 +72,15 @@ def _about(written: str, package: str, values: dict[str, str]) -> bool:
         return False
     named = {_framework(t) for t in terms(written) if t in PACKAGES or t in ALIASES}
     return named <= {_framework(package)}
+
+
+def _row_steps(item: Evidence, row: DocumentedChange, values: dict[str, str]) -> list[int]:
+    """The positions of ``item``'s ``{documented-change}`` steps about the row's package."""
+    return [
+        position
+        for position, written in enumerate(item.remediation)
+        if DOCUMENTED_PLACEHOLDER in written and _about(written, row.package, values)
+    ]
 
 
 def _names(step: str, name: str) -> bool:
@@ -104,11 +125,32 @@ def documented_steps(
         if item.kind != "runbook" or item.slug in seen:
             continue
         seen.add(item.slug)
-        for position, written in enumerate(item.remediation):
-            if DOCUMENTED_PLACEHOLDER in written and _about(written, row.package, values):
-                steps.append((item, position))
+        steps += [(item, position) for position in _row_steps(item, row, values)]
     pairs = {(item.slug, position) for item, position in steps}
     if _covered(lending, row, values):
         return pairs, []
     slugs = {item.slug for item in lending}
     return pairs, [(item, position) for item, position in steps if item.slug not in slugs]
+
+
+def documented_runbooks(
+    ctx: AnalysisContext, values: dict[str, str], corpus: Callable[[], Iterable[Evidence]]
+) -> list[Evidence]:
+    """The corpus runbooks with a ``{documented-change}`` step about the package of the row
+    matching the incident, when no retrieved runbook answers the row (has such a step, or
+    names the removed or added name: :func:`_covered`): retrieval left them out, the row
+    brings them in (with score 0). ``corpus`` is called only then (the worker's one
+    query); ``values``: :func:`rca.suggestion.step_values.incident_values`."""
+    row = documented_row(ctx) if "documented-change" in values else None
+    if row is None:
+        return []
+    retrieved = [item for item in ctx.evidence if item.kind == "runbook"]
+    if _covered(retrieved, row, values):
+        return []
+    seen = {item.slug for item in retrieved}
+    joining: list[Evidence] = []
+    for item in corpus():
+        if item.slug not in seen and _row_steps(item, row, values):
+            seen.add(item.slug)
+            joining.append(replace(item, score=0.0, kind="runbook"))
+    return joining
