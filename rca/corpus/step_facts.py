@@ -210,6 +210,11 @@ FACTS: dict[str, str] = {
         "NumPy's C-API check says the installed numpy is newer than the numpy the failing"
         " compiled module was built against (a module compiled using NumPy 1.x run in NumPy 2)"
     ),
+    "cuda-kernel-in-extension": (
+        "a compiled extension's own code reported the CUDA error (its launch check's `CUDA"
+        " kernel failed : ...`, or an error naming its `.cu` source outside PyTorch's), so the"
+        " kernel that failed is the extension's, built for its own architecture list"
+    ),
     "size-mismatch-not-vocab": (
         "no size-mismatched tensor named is a vocabulary matrix differing in its rows (tokens)"
     ),

@@ -27,6 +27,7 @@ from rca.suggestion.axis_position import axis_position_facts
 from rca.suggestion.built_layers import built_layer_facts
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
 from rca.suggestion.int64_refused import int64_facts
+from rca.suggestion.kernel_origin import kernel_origin_facts
 from rca.suggestion.label_values import label_facts
 from rca.suggestion.layer_width import layer_width_facts
 from rca.suggestion.loaded_file import loaded_file_facts
@@ -154,6 +155,7 @@ def incident_facts(
     facts |= built_layer_facts(shown)  # Keras layers shown `built=True`
     facts |= shown_diagnostic_facts(shown)  # NCCL debug lines, the ONNX parser's errors
     facts |= parser_cause_facts(shown)  # the parser's errors name no batch dimension
+    facts |= kernel_origin_facts(shown)  # an extension's own check reported the CUDA error
     facts |= loss_trend_facts(logs)  # the logged loss rose step after step
     facts |= vocab_row_facts(shown)  # no size-mismatched tensor is a vocabulary's
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
