@@ -127,6 +127,12 @@ FACTS: dict[str, str] = {
         " it downgrades a driver the message says is too old (drivers run older CUDA"
         " runtimes, never newer ones): read from the step's or the suggestion's own words"
     ),
+    "module-named-missing": (
+        "a module name the step tells the user to use is one the message says the model lacks"
+        " (PEFT's `Target modules [...] not found in the base model`), or the model's module"
+        " names the incident prints include none it names: read from the step's or the"
+        " suggestion's own words"
+    ),
     "library-major-missing": (
         "a binary could not load a shared library at the major version it was linked against"
         " (libcublasLt.so.11: cannot open shared object file)"

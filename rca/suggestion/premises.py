@@ -35,8 +35,8 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
 - the suggestion resizes a layer or skips mismatched sizes when the mismatched tensors are
   empty (partitioned weights saved without gathering): :mod:`.empty_tensors`;
 - a step's wording (values filled), or a suggestion restating it or saying its ``says``
-  words, makes one of the step-relative facts of its ``unless`` hold (it moves the driver to
-  one older than the incident shows installed): :mod:`.driver_targets`.
+  words, makes a step-relative fact of its ``unless`` hold (it moves the driver older than the
+  one installed, or names a module the model lacks): :mod:`.step_relative`.
 
 Any of these fails validation: the LLM is re-asked with the complaint, and a suggestion that still
 fails is stored marked invalid, never shown as a trusted fix.
@@ -52,7 +52,6 @@ from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.api_drift import drift_facts, read_drift
 from rca.suggestion.cause_releases import NamedCause, incident_causes, moves_towards
-from rca.suggestion.driver_targets import InstalledDriver, installed_driver, relative_facts
 from rca.suggestion.empty_tensors import empty_tensor_facts, resize_violations
 from rca.suggestion.incident_facts import incident_facts, terms
 from rca.suggestion.incident_setting import log_texts, setting_of
@@ -80,6 +79,7 @@ from rca.suggestion.step_options import (
     scripts_run_by,
     without_asides,
 )
+from rca.suggestion.step_relative import StepRelative, read_step_relative, relative_facts
 from rca.suggestion.step_tensors import repeated_tensor_targets
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
 from rca.suggestion.training_or_serving import mode_contradictions, run_facts
@@ -129,8 +129,8 @@ class Premises:
     ruled_out: tuple[RuledOutValue, ...] = ()
     #: The checkpoint's and the model's keys the incident lists (:mod:`.key_prefix_sides`).
     keys: ShownKeys = ShownKeys()
-    #: The NVIDIA driver the incident shows installed (:mod:`.driver_targets`).
-    driver: InstalledDriver | None = None
+    #: The driver and module names a step's own words are held to (:mod:`.step_relative`).
+    relative: StepRelative = StepRelative()
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
@@ -155,7 +155,7 @@ class Premises:
             f"already so: the {role} is {tensor.describe()}: never move, cast or reshape it to that"
             for role, tensor in sorted(self.tensors.items())
             if tensor.describe()
-        ]
+        ] + self.relative.as_lines()
         lines += [
             f"named limit: {limit.describe()}: never move it past that" for limit in self.limits
         ]
@@ -193,10 +193,8 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         if option_key(name) not in shown.options:
             options[name] = value
     causes = incident_causes(message, _code_texts(ctx))  # the texts the version facts read
-    tensors = read_shown_tensors(
-        message, log_texts(ctx.logs), ctx.shape_diff, ctx.inference_context
-    )
-    texts = [message, *log_texts(ctx.logs)]
+    tensors = read_shown_tensors(message, logs, ctx.shape_diff, ctx.inference_context)
+    texts = [message, *logs]
     facts |= empty_tensor_facts(message, list(ctx.shape_diff)) | prefix_side_facts(message)
     return Premises(
         facts,
@@ -208,7 +206,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         read_named_limits(texts),
         read_ruled_out_values(texts),
         read_shown_keys(texts),
-        installed_driver([*texts, *_code_texts(ctx)]),
+        read_step_relative(texts, _code_texts(ctx), ctx.frames),
     )
 
 
@@ -275,11 +273,13 @@ def option_contradictions(
 def shown_harms(action: str, premises: Premises) -> list[str]:
     """Why what the incident shows makes ``action`` go the wrong way or repeat what is done:
     a limit or a ruled-out value the message names, the side a key prefix is on, tensors
-    that are empty (:mod:`.named_limits`, :mod:`.key_prefix_sides`, :mod:`.empty_tensors`)."""
+    that are empty, a module PEFT says the model lacks (:mod:`.named_limits`,
+    :mod:`.key_prefix_sides`, :mod:`.empty_tensors`, :mod:`.step_relative`)."""
     return [
         *limit_violations(action, premises.limits, premises.ruled_out),
         *prefix_violations(action, premises.keys),
         *resize_violations(action, premises.facts),
+        *premises.relative.harms(action),
     ]
 
 
@@ -293,13 +293,13 @@ def _step_actions(step: str) -> list[str]:
 
 
 def contradictions(
-    meta: StepMetadata, premises: Premises, step: str = "", wording: str = ""
+    meta: StepMetadata, premises: Premises, step: str = "", wording: str = "", said: str = ""
 ) -> list[str]:
     """Why the incident contradicts this step's premise, one phrase per condition (empty:
     it does not). ``step`` is the step's text: the options it sets are read from it, and
     those its ``sets`` names are checked with the values it gives them. Step-relative facts
-    of ``unless`` are read from it and ``wording`` (filled text, or a suggestion held to it)."""
-    relative = relative_facts(meta.unless, [step, wording], premises.driver, premises.facts)
+    of ``unless`` are read from it, ``wording`` and ``said`` (:mod:`.step_relative`)."""
+    relative = relative_facts(meta.unless, step, wording, premises.relative, premises.facts, said)
     reasons = [f"the incident shows {FACTS[f]}" for f in meta.unless if f in premises.facts]
     reasons += [f"{fact}: {why}" for fact, why in relative.items()]
     reasons += mode_contradictions(meta.mode, premises.facts)
@@ -361,18 +361,18 @@ def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
     return restated[0] if restated else None
 
 
-def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[StepMetadata]:
-    """The metadata of every step given to the draft's author (each runbook in the
+def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[tuple[StepMetadata, str]]:
+    """The metadata and text of every step given to the draft's author (each runbook in the
     evidence) whose ``says`` words the draft's action holds, all of one phrase."""
     action = set(terms((draft.action or "")[:_MAX_SCAN]))
-    found: list[StepMetadata] = []
+    found: list[tuple[StepMetadata, str]] = []
     for item in ctx.evidence:
         if item.kind != "runbook":
             continue
         for position in range(len(item.remediation)):
             meta = item.step_metadata(position)
             if any(set(words) <= action for words in map(terms, meta.says) if words):
-                found.append(meta)
+                found.append((meta, item.remediation[position]))
     return found
 
 
@@ -389,8 +389,8 @@ def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises)
     complaints += shown_harms((draft.action or "")[:_MAX_SCAN], premises)
     restated, action = _restated(draft, ctx), (draft.action or "")[:_MAX_SCAN]
     reasons = contradictions(restated[0], premises, restated[1], action) if restated else []
-    for said in said_steps(draft, ctx):
-        said_reasons = contradictions(said, premises, wording=action)
+    for said, text in said_steps(draft, ctx):
+        said_reasons = contradictions(said, premises, wording=action, said=text)
         reasons += [reason for reason in said_reasons if reason not in reasons]
     if reasons:
         complaints.append(

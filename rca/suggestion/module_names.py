@@ -1,0 +1,210 @@
+"""The model's module names an incident shows missing or present, and the names a step or a
+suggestion tells the user to use: ``module-named-missing``, a step-relative fact.
+
+PEFT matches ``target_modules`` against the model's own module names: "When passing a list of
+strings, either an exact match will be performed or it is checked if the name of the module
+ends with any of the passed strings" (``LoraConfig`` docstring, peft/tuners/lora/config.py).
+When none matches it raises "Target modules {peft_config.target_modules} not found in the base
+model. Please check the target modules and try again." (``BaseTuner.inject_adapter``,
+peft/tuners/tuners_utils.py; the same words since peft 0.2, and for a strict
+``modules_to_save`` check in peft/utils/other.py). So every name such a list gives ends no
+module name of that model, and a step that tells the user to use one of them fails the same
+way: it is contradicted. A *string* target is a regex PEFT matches against the whole dotted
+name ("When passing a string, a regex match will be performed"), so ``Target modules q_proj
+not found`` does not say ``q_proj`` is absent: only quoted names (a list or set, or a quoted
+name in another library's "Target module 'x' is not found") are read. PyTorch's own
+``get_submodule`` says "LlamaForCausalLM has no attribute `transformer`" and its
+``nn.Module.__getattr__`` "'LlamaModel' object has no attribute 'h'" (read only when that
+frame raised it); a ``KeyError: 'name'`` counts where the failing code looks modules up
+(``named_modules``, ``get_submodule``, ``_modules[...]``). An attribute missing on a module
+says nothing of its children: those names must equal a step's name, not end it.
+
+The converse: the incident prints the model's modules (PyTorch's repr, ``(q_proj):
+Linear(...)``, at least three of them, or a ``named_modules()`` list, which starts with the
+root's empty name ``''``). A step is then contradicted when none of the names it tells the
+user to use is among them (the list may be cut, so one name present keeps it).
+
+Which names a step or a suggestion tells the user to use: identifiers in backticks or quotes,
+or bare ones with an underscore (``q_proj``, ``W_pack``), except calls (``named_modules()``),
+keywords and flags (``fan_in_fan_out=True``, ``--lora_target``), options it sets
+(``target_modules``, :mod:`.step_options`), and names in a clause it moves away from
+("instead of `q_proj`", "replace X with", "from X to", "not X"). Every pattern is linear
+(:mod:`ingest.linear_regex`) over capped texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import islice
+
+from ingest.linear_regex import compile as linear
+from rca.suggestion.step_options import options_set_by
+
+__all__ = [
+    "MODULE_FACTS",
+    "ShownModules",
+    "misnamed",
+    "missing_module_harms",
+    "names_to_use",
+    "read_shown_modules",
+]
+
+MODULE_FACTS = frozenset({"module-named-missing"})
+_MAX_TEXT = 20000
+_MAX_ACTION = 2000
+_MAX_MATCHES = 64
+_MIN_REPR = 3
+_MARKS = frozenset("`'\"")
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_0-9][A-Za-z0-9_]*)*"
+_PEFT_MISSING = linear(
+    r"Target modules?\s+(?P<names>[\[{(][^\n\]})]{0,800}[\]})]|[`'\"]" + _IDENT + r"[`'\"])"
+    r"\s+(?:(?:is|are|was|were)\s+)?not\s+found"
+)
+_QUOTED = linear(r"['\"`](?P<name>" + _IDENT + r")['\"`]")
+_SUBMODULE = linear(r"\b\w{1,120} has no attribute `(?P<name>[A-Za-z_]\w{0,120})`")
+_NO_ATTRIBUTE = linear(r"'\w{1,120}' object has no attribute '(?P<name>[A-Za-z_]\w{0,120})'")
+_KEY_ERROR = linear(r"KeyError:\s*['\"](?P<name>" + _IDENT + r")['\"]")
+_LOOKUP = linear(r"named_modules|get_submodule|_modules\[|\.modules\(\)")
+_REPR = linear(r"\((?P<name>[A-Za-z_]\w{0,120})\):\s+(?P<cls>[A-Za-z_][\w.]{0,120})\(")
+_NAMED_LIST = linear(r"[\[(]\s*(?:''|\"\")\s*,(?P<rest>[^\]\n]*)")
+_NAME = linear(r"(?P<name>" + _IDENT + r")")
+#: A clause the action moves away from, up to where it says what to use instead.
+_AWAY = linear(
+    r"\b(?:instead\s+of|rather\s+than|other\s+than|away\s+from|not|from|than|without|unlike"
+    r"|replac\w{0,3}|remov\w{0,3}|drop\w{0,4}|exclud\w{0,3}|vs|versus)\b",
+    ignore_case=True,
+)
+_AWAY_END = linear(r"[;:]|\n\s*\n|\.\s|\.$|\s(?:with|to|by|use|set|pass|into|and\s+use)\b")
+
+
+@dataclass(frozen=True)
+class ShownModules:
+    """The module names the message says the model lacks, and those the incident prints."""
+
+    missing: tuple[str, ...] = ()
+    #: Whether each missing name is a whole module name (PEFT's list), so a longer name
+    #: ending with it is missing too; an attribute or key is missing only as written.
+    suffix: tuple[bool, ...] = ()
+    shown: frozenset[str] = frozenset()
+
+    def as_lines(self) -> list[str]:
+        """The names in words, for the prompt: an LLM told them names no other module."""
+        lines = []
+        if self.missing:
+            lines.append(
+                "not in the model: " + ", ".join(self.missing[:12]) + " (the message says"
+                " these module names are not found): never tell the user to use them"
+            )
+        if self.shown:
+            lines.append(
+                "the model's module names shown: "
+                + ", ".join(sorted(self.shown)[:24])
+                + ": name only modules among them"
+            )
+        return lines
+
+
+def _quoted(text: str) -> list[str]:
+    return [m.group("name") for m in islice(_QUOTED.finditer(text), _MAX_MATCHES)]
+
+
+def read_shown_modules(
+    texts: Sequence[str], code: Sequence[str] = (), module_getattr: bool = False
+) -> ShownModules:
+    """The module names ``texts`` (message, logs) say are missing or show present.
+    ``code`` is the failing code's lines (a ``KeyError`` counts where they look modules up);
+    ``module_getattr``: ``nn.Module.__getattr__`` raised the error."""
+    missing: dict[str, bool] = {}
+    shown: set[str] = set()
+    lookup = any(_LOOKUP.search(line[:_MAX_ACTION]) for line in code)
+    reprs: set[str] = set()
+    classes: set[str] = set()
+    for text in (t[:_MAX_TEXT] for t in texts):
+        for match in islice(_PEFT_MISSING.finditer(text), _MAX_MATCHES):
+            missing.update(dict.fromkeys(_quoted(match.group("names")), True))
+        attribute = [_SUBMODULE] + ([_NO_ATTRIBUTE] if module_getattr else [])
+        attribute += [_KEY_ERROR] if lookup else []
+        for pattern in attribute:
+            for match in islice(pattern.finditer(text), _MAX_MATCHES):
+                missing.setdefault(match.group("name"), False)
+        for match in islice(_REPR.finditer(text), _MAX_MATCHES * 8):
+            reprs.add(match.group("name"))
+            classes.add(match.group("cls"))
+        for match in islice(_NAMED_LIST.finditer(text), _MAX_MATCHES):
+            for path in islice(_quoted(match.group("rest")), _MAX_MATCHES * 16):
+                shown.update(path.split("."))
+    if len(reprs) >= _MIN_REPR:
+        shown |= reprs | classes
+    names = tuple(missing)
+    return ShownModules(names, tuple(missing[n] for n in names), frozenset(shown - set(names)))
+
+
+def _away_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for match in islice(_AWAY.finditer(text), _MAX_MATCHES):
+        end = _AWAY_END.search(text, match.end())
+        spans.append((match.end(), end.start() if end else len(text)))
+    return spans
+
+
+def names_to_use(action: str) -> list[str]:
+    """The module-like names ``action`` tells the user to use, in order (module docstring)."""
+    text = action.partition("Reason:")[0][:_MAX_ACTION]
+    options = {
+        o.key for o in options_set_by(text) if o.value is not None or o.adds or o.how != "set"
+    }
+    away = _away_spans(text)
+    names: list[str] = []
+    for match in islice(_NAME.finditer(text), _MAX_MATCHES * 4):
+        name, start, end = match.group("name"), match.start(), match.end()
+        before, after = text[max(0, start - 2) : start], text[end : end + 2].lstrip(" ")
+        marked = bool(before) and before[-1] in _MARKS and text[end : end + 1] in _MARKS
+        if not (marked or "_" in name.strip("_")) or name in names:
+            continue
+        if after[:1] in ("=", "(", ":") or before.endswith(("--", ".")):
+            continue  # a keyword, a call, a flag or an attribute
+        if name.lower() in options or any(a <= start < b for a, b in away):
+            continue
+        names.append(name)
+    return names
+
+
+def _is_missing(name: str, shown: ShownModules) -> str:
+    for missing, suffix in zip(shown.missing, shown.suffix, strict=True):
+        if name == missing or (suffix and name.endswith("." + missing)):
+            return missing
+    return ""
+
+
+def _is_shown(name: str, shown: ShownModules) -> bool:
+    return name.rsplit(".", 1)[-1] in shown.shown
+
+
+def misnamed(texts: Iterable[str], shown: ShownModules) -> str:
+    """Why the first of ``texts`` that names modules to use names one the incident says the
+    model lacks, or none it shows ("" when it does not, or none names any)."""
+    if not shown.missing and not shown.shown:
+        return ""
+    for text in texts:
+        names = names_to_use(text) if text else []
+        if not names:
+            continue
+        missing = [found for name in names if (found := _is_missing(name, shown))]
+        if missing:
+            return f"it names {', '.join(missing)}, which the message says is not in the model"
+        if shown.shown and not any(_is_shown(name, shown) for name in names):
+            listed = ", ".join(names[:6])
+            return f"none of the names it gives ({listed}) is among the model's modules shown"
+        return ""
+    return ""
+
+
+def missing_module_harms(action: str, shown: ShownModules) -> list[str]:
+    """Why ``action``, whatever step it restates, names a module PEFT's own message lists
+    as matching nothing in the model (its whole list, so never a wrapper's attribute)."""
+    whole = tuple(m for m, suffix in zip(shown.missing, shown.suffix, strict=True) if suffix)
+    listed = ShownModules(whole, (True,) * len(whole))
+    names = names_to_use(action) if whole else []
+    missing = [found for name in names if (found := _is_missing(name, listed))]
+    return [f"the message says {name} is not a module of the model" for name in missing]

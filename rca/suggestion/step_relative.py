@@ -1,0 +1,86 @@
+"""What the incident shows that a step's own words are held to: the step-relative facts.
+
+A step-relative fact, named in a step's ``unless``, holds or not for one step: it is read from
+the step's wording (values filled), from a suggestion that restates the step, or from one
+that says its ``says`` words, against what the incident shows: the installed NVIDIA driver
+(``driver-moved-older``, :mod:`.driver_targets`) and the module names the message says the
+model lacks or the incident prints (``module-named-missing``, :mod:`.module_names`). One
+object carries every such kind, so :class:`~rca.suggestion.premises.Premises` holds one field
+for them and a new kind changes this module, not the premise checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ingest.parsing.frames import Frame
+from rca.suggestion.driver_targets import RELATIVE_FACTS as DRIVER_FACTS
+from rca.suggestion.driver_targets import InstalledDriver, installed_driver
+from rca.suggestion.driver_targets import relative_facts as driver_facts
+from rca.suggestion.module_names import (
+    MODULE_FACTS,
+    ShownModules,
+    misnamed,
+    missing_module_harms,
+    read_shown_modules,
+)
+
+__all__ = ["RELATIVE_FACTS", "StepRelative", "read_step_relative", "relative_facts"]
+
+#: The facts of :data:`rca.corpus.step_facts.FACTS` read against a step's wording.
+RELATIVE_FACTS = DRIVER_FACTS | MODULE_FACTS
+
+
+@dataclass(frozen=True)
+class StepRelative:
+    """The incident's side of every step-relative fact."""
+
+    driver: InstalledDriver | None = None
+    modules: ShownModules = ShownModules()
+
+    def as_lines(self) -> list[str]:
+        """What a suggestion is held to, in words, for the prompt."""
+        return self.modules.as_lines()
+
+    def harms(self, action: str) -> list[str]:
+        """What in ``action`` the incident rules out whichever step it restates: a module
+        PEFT's message lists as matching nothing (:func:`.missing_module_harms`)."""
+        return missing_module_harms(action, self.modules)
+
+
+def _module_getattr(frames: Sequence[Frame]) -> bool:
+    """Whether PyTorch's ``nn.Module.__getattr__`` raised the error (the last frame)."""
+    if not frames:
+        return False
+    filename = str(frames[-1].get("filename") or "").replace("\\", "/")
+    function = str(frames[-1].get("function") or "")
+    return filename.endswith("nn/modules/module.py") and function == "__getattr__"
+
+
+def read_step_relative(
+    texts: Sequence[str], code: Sequence[str], frames: Sequence[Frame]
+) -> StepRelative:
+    """What ``texts`` (message and logs) and the failing ``code`` show for these facts."""
+    modules = read_shown_modules(texts, code, _module_getattr(frames))
+    return StepRelative(installed_driver([*texts, *code]), modules)
+
+
+def relative_facts(
+    unless: Iterable[str],
+    step: str,
+    wording: str,
+    shown: StepRelative,
+    facts: Iterable[str],
+    said: str = "",
+) -> dict[str, str]:
+    """The step-relative facts among ``unless`` that hold, each with why. ``step`` is the
+    step's wording (filled) a suggestion restates, ``wording`` the suggestion's action (or
+    the filled step), ``said`` the text of a step whose ``says`` words it holds: a suggestion
+    that names no module is held to the names of the step it restates or says."""
+    unless = frozenset(unless)
+    found = driver_facts(unless, [step, wording], shown.driver, facts)
+    modules = "module-named-missing" in unless
+    if modules and (why := misnamed([wording, step, said], shown.modules)):
+        found["module-named-missing"] = why
+    return found
