@@ -63,11 +63,18 @@ _MAX_MATCHES = 24
 #: Units that make a number near "driver" a size or a clock, not a driver version.
 _UNITS = ("mb", "mib", "gb", "gib", "w ", "mhz", "%")
 _WHOSE = r"(?:(?:the|your|a|an|host'?s?|nvidia|gpu|cuda|display|kernel)\s+){0,4}"
-#: "Downgrade the NVIDIA driver", "roll back the driver", "install an older driver",
-#: "driver downgrade".
+#: "Downgrade the NVIDIA driver", "roll back the driver", "driver downgrade". Not "older
+#: drivers": "older drivers do not support CUDA 12" or "a build for older drivers" says
+#: why to update, or what to install instead, not to move the driver down.
 _DOWNGRADE = linear(
     r"\b(?:downgrad\w{0,4}|roll(?:ing)?\s+back|revert\w{0,3})\s+(?:to\s+)?" + _WHOSE + r"drivers?\b"
-    r"|\bolder\s+(?:(?:nvidia|gpu|cuda|display)\s+){0,2}drivers?\b|\bdrivers?\s+downgrade",
+    r"|\bdrivers?\s+downgrade",
+    ignore_case=True,
+)
+#: Words before a downgrade in its clause that refuse it: "do not downgrade the driver",
+#: "instead of downgrading the driver, install the cu118 wheels".
+_REFUSED = linear(
+    r"\b(?:not|don[’']?t|never|no\s+need\s+to|instead\s+of|rather\s+than|avoid\w{0,3})\b",
     ignore_case=True,
 )
 
@@ -153,13 +160,22 @@ def _older(target: tuple[int, ...], driver: InstalledDriver) -> bool:
     return target < driver.version[: len(target)]
 
 
+def _downgrades(text: str) -> bool:
+    """Whether ``text`` downgrades the driver: a downgrade no refusal precedes in its clause."""
+    for match in islice(_DOWNGRADE.finditer(text), _MAX_MATCHES):
+        start = max(text.rfind(mark, 0, match.start()) for mark in (*_CLAUSE_BREAKS, ", "))
+        if not _REFUSED.search(text[start + 1 : match.start()]):
+            return True
+    return False
+
+
 def moved_older(action: str, driver: InstalledDriver | None, facts: Iterable[str]) -> str:
     """Why ``action`` moves the driver backwards for this incident ("" when it does not)."""
     targets = _named_targets(action)
     if driver is not None and targets and all(_older(t, driver) for t, _ in targets):
         named = " or ".join(written for _, written in targets)
         return f"the driver it names ({named}) is older than the one installed ({driver.shown})"
-    if "driver-older-than-runtime" in facts and _DOWNGRADE.search(action[:_MAX_ACTION]):
+    if "driver-older-than-runtime" in facts and _downgrades(action[:_MAX_ACTION]):
         return "it downgrades the driver, which the message says is too old for the CUDA runtime"
     return ""
 

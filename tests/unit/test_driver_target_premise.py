@@ -201,6 +201,44 @@ def test_rolling_back_is_not_refused_without_a_driver_fact() -> None:
     assert validate(draft(roll_back, "nccl-p2p-hang-single-node"), ctx).premises_ok
 
 
+_FOUND_11040 = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040)."
+_KEPT = [
+    "Update the NVIDIA driver to 525 or newer; older drivers do not support CUDA 12.",
+    "Upgrade the driver. If you cannot, install a PyTorch build for older drivers (cu118).",
+    "Use a CUDA 11.8 base image that your older driver supports",
+    "Do not downgrade the driver; update it to 535 or newer.",
+    "Instead of downgrading the driver, install the cu118 wheels.",
+]
+
+
+@pytest.mark.parametrize("action", _KEPT)
+@pytest.mark.parametrize(
+    ("message", "logs"),
+    [(_INSUFFICIENT, (_SMI.format(v="470.82.01", cuda="11.4"),)), (_FOUND_11040, ())],
+)
+def test_older_drivers_as_a_reason_or_a_refused_downgrade_is_no_downgrade(
+    action: str, message: str, logs: tuple[str, ...]
+) -> None:
+    # "older drivers" says why to update or what to install; "do not downgrade" refuses it
+    ctx = message_context(message, _TOO_OLD, logs=logs)
+    assert validate(draft(action, _TOO_OLD[0]), ctx).premises_ok, action
+
+
+@pytest.mark.parametrize(
+    "action", ["Downgrade the driver to 470", "roll back the NVIDIA driver to 460"]
+)
+def test_a_real_downgrade_of_a_too_old_driver_stays_refused(action: str) -> None:
+    ctx = message_context(_FOUND_11040, _TOO_OLD)
+    assert not validate(draft(action, _TOO_OLD[0]), ctx).premises_ok
+
+
+def test_only_an_unrefused_downgrade_moves_a_too_old_driver_older() -> None:
+    facts = {"driver-older-than-runtime"}
+    assert not any(moved_older(action, None, facts) for action in _KEPT)
+    for action in ("Downgrade the driver to 470", "Do not upgrade torch; roll back the driver"):
+        assert moved_older(action, None, facts), action
+
+
 _FORMATS = [
     _SMI.format(v="{v}", cuda="12.2"),
     "Driver Version                            : {v}",
