@@ -72,7 +72,8 @@ _VERSION = r"(?P<v>[1-9]\d{2}(?:\.\d{1,3}){1,2})\b"
 #: Version : ..."), torch's collect_env ("Nvidia driver version: ..."), "NVIDIA-SMI 535.104.05",
 #: TensorFlow's cuda_diagnostics ("kernel reported version is: 470.182.3", "libcuda reported
 #: version is: ..."), the kernel module's banner ("Kernel Module  535.104.05"). A requirement
-#: ("minimum driver version: 450.80") is no installed version: ``req`` marks it.
+#: ("minimum driver version: 450.80", "Driver Version: 530.30.02 or newer is required") is
+#: no installed version: ``req`` marks it before, :data:`_REQUIRED_AFTER` after.
 _DRIVER_SHOWN = (
     linear(
         r"(?P<req>\b(?:min(?:imum)?|required?|requires|need(?:s|ed)?)\s+(?:\w+\s+)?)?"
@@ -82,6 +83,10 @@ _DRIVER_SHOWN = (
     linear(r"\bNVIDIA-SMI\s+" + _VERSION),
     linear(r"\b(?:kernel|libcuda) reported version is:?\s*" + _VERSION, ignore_case=True),
     linear(r"\bKernel Module\s+" + _VERSION, ignore_case=True),
+)
+#: Words after a driver version on its line that make it a requirement, not what is installed.
+_REQUIRED_AFTER = linear(
+    r"\bor\s+(?:later|newer|above|higher)\b|\brequired\b|>=|\bminimum\b", ignore_case=True
 )
 #: NGC containers: "This container was built for NVIDIA Driver Release 470.57 or later, but
 #: version 460.84 was detected" (the sentence breaks over lines: read over a text prefix).
@@ -188,7 +193,10 @@ def shown_drivers(texts: Sequence[str]) -> list[str]:
     for line in _lines(texts):
         for pattern in _DRIVER_SHOWN:
             for match in pattern.finditer(line):
-                if not match.groupdict().get("req"):
+                required = match.groupdict().get("req") or (
+                    pattern is _DRIVER_SHOWN[0] and _REQUIRED_AFTER.search(line[match.end() :])
+                )
+                if not required:
                     found.append(match.group("v"))
     for text in texts[:_MAX_LINES]:
         if detected := _NGC_DETECTED.search(text[:_MAX_PREFIX]):

@@ -92,6 +92,8 @@ def test_the_installed_driver_is_read_from_the_tools_own_lines(
         "Minimum required driver version: 450.80.02",
         _INSUFFICIENT,
         "CUDA 12.1 requires driver 525.60.13 or newer",
+        "Driver Version: 530.30.02 or newer is required",
+        "Driver Version: 525.60.13 is required for CUDA 12.0",
         "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB",
     ],
 )
