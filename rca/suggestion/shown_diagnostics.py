@@ -49,6 +49,14 @@ _NCCL_DEBUG = linear(r"\bNCCL (?:INFO|WARN)\b")
 #: what follows it on the line; case-sensitive, as it is printed.
 _LAST_ERROR = linear(r"^[ \t]*(?:\[rank\d+\]:)?[ \t]*Last error:[ \t]*(?P<rest>.*)$")
 _RANK_PREFIX = linear(r"^[ \t]*(?:\[rank\d+\]:)?[ \t]*")
+#: A next line that is no part of the warning: c10's ``Exception raised from ...``, a
+#: ``Traceback``, a log header (``[W1207 ...``, ``[E ProcessGroupNCCL.cpp``, glog's ``W1207``)
+#: or a timestamp; and what PyTorch writes when ``ncclGetLastError`` is empty.
+_NOT_WARNING = linear(
+    r"^(?:Exception raised from\b|Traceback\b|\[[IWEF](?:\d|\s)|[IWEF]\d{4}\s"
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}:\d{2})"
+)
+_UNKNOWN = "unknown nccl error"
 #: The text is an NCCL error: PyTorch's "NCCL error in: ..." or a result code of NCCL's API
 #: (``ncclResult_t`` in nccl.h) but ``ncclSuccess`` and ``ncclInProgress``.
 _NCCL_ERROR = linear(
@@ -76,7 +84,8 @@ def shown_diagnostic_facts(texts: Sequence[str]) -> set[str]:
 def _nccl_last_error(lines: list[str]) -> bool:
     """Whether the lines are an NCCL error and NCCL's last warning: a ``Last error:`` line
     with text after it, on the line or on the next one (the next log line when each line
-    of the error was logged on its own)."""
+    of the error was logged on its own). "Unknown NCCL Error" is PyTorch's text when NCCL
+    recorded no warning, and a next line that starts a trace or a log entry is not one."""
     if not any(_NCCL_ERROR.search(line) for line in lines):
         return False
     for at, line in enumerate(lines):
@@ -88,7 +97,9 @@ def _nccl_last_error(lines: list[str]) -> bool:
             following = lines[at + 1]
             prefix = _RANK_PREFIX.search(following)
             rest = following[prefix.end() if prefix else 0 :].strip()
-        if rest:
+            if _NOT_WARNING.search(rest):
+                rest = ""
+        if rest and rest.rstrip(".").lower() != _UNKNOWN:
             return True
     return False
 

@@ -59,6 +59,19 @@ def _error(last: str, *, line: int = 1970, version: str = "2.20.5", rank: str = 
         # nothing under "Last error:": NCCL recorded no warning
         (["NCCL error in: x.cpp:10, unhandled system error\nLast error:\n"], False),
         (["NCCL error in: x.cpp:10, unhandled system error\nLast error:"], False),
+        # PyTorch's text for an empty ncclGetLastError, and next lines that are no warning
+        ([_error("Unknown NCCL Error")], False),
+        (
+            ["NCCL error in: x.cpp:10, unhandled system error\nLast error: Unknown NCCL Error"],
+            False,
+        ),
+        (
+            [_error("Exception raised from checkForNCCLErrorsInternal at x.cpp:1 (most recent")],
+            False,
+        ),
+        ([_error("Traceback (most recent call last):", rank="")], False),
+        ([_error("[W1207 14:02:11.123 ProcessGroupNCCL.cpp:1168] Warning: ...")], False),
+        ([_error("2024-12-07 14:02:11,123 ERROR worker exited", rank="")], False),
         # not an NCCL error: a gRPC client's "last error"
         (
             [
