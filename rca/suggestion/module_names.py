@@ -16,20 +16,25 @@ name in another library's "Target module 'x' is not found") are read. PyTorch's 
 ``get_submodule`` says "LlamaForCausalLM has no attribute `transformer`" and its
 ``nn.Module.__getattr__`` "'LlamaModel' object has no attribute 'h'" (read only when that
 frame raised it); a ``KeyError: 'name'`` counts where the failing code looks modules up
-(``named_modules``, ``get_submodule``, ``_modules[...]``). An attribute missing on a module
-says nothing of its children: those names must equal a step's name, not end it.
+(``named_modules``, ``get_submodule``, ``_modules[...]``). These are read only as dotted
+paths: a bare ``q_proj`` missing on the top-level object says nothing of the nested
+``model.layers.0.self_attn.q_proj`` that PEFT matches by suffix. An attribute missing on a
+module says nothing of its children: those names must equal a step's name, not end it.
 
 The converse: the incident prints the model's modules (PyTorch's repr, ``(q_proj):
-Linear(...)``, at least three of them, or a ``named_modules()`` list, which starts with the
-root's empty name ``''``). A step is then contradicted when none of the names it tells the
-user to use is among them (the list may be cut, so one name present keeps it).
+Linear(...)``, at least three of them, the last a leaf (its line closes its parentheses:
+a print cut at its containers lacks every leaf's name), or a ``named_modules()`` list,
+which starts with the root's empty name ``''``). A step is then contradicted when none of
+the names it tells the user to use is among them (the list may be cut, so one name present
+keeps it).
 
 Which names a step or a suggestion tells the user to use: identifiers in backticks or quotes,
 or bare ones with an underscore (``q_proj``, ``W_pack``), except calls (``named_modules()``),
 keywords and flags (``fan_in_fan_out=True``, ``--lora_target``), options it sets
 (``target_modules``, :mod:`.step_options`), and names in a clause it moves away from
-("instead of `q_proj`", "replace X with", "from X to", "not X"). Every pattern is linear
-(:mod:`ingest.linear_regex`) over capped texts.
+("instead of `q_proj`", "replace X with", "from X to", "not X", "don't use X", "never X",
+"avoid X"), and names it says are absent ("`X` is not found", "X doesn't exist"). Every
+pattern is linear (:mod:`ingest.linear_regex`) over capped texts.
 """
 
 from __future__ import annotations
@@ -66,13 +71,30 @@ _SUBMODULE = linear(r"\b\w{1,120} has no attribute `(?P<name>[A-Za-z_]\w{0,120})
 _NO_ATTRIBUTE = linear(r"'\w{1,120}' object has no attribute '(?P<name>[A-Za-z_]\w{0,120})'")
 _KEY_ERROR = linear(r"KeyError:\s*['\"](?P<name>" + _IDENT + r")['\"]")
 _LOOKUP = linear(r"named_modules|get_submodule|_modules\[|\.modules\(\)")
-_REPR = linear(r"\((?P<name>[A-Za-z_]\w{0,120})\):\s+(?P<cls>[A-Za-z_][\w.]{0,120})\(")
+#: ``leaf``: the class's repr closes on its line (``Linear(...)``, ``SiLU()``), a layer with no
+#: children; a repr whose last line opens a container was cut before its leaves.
+_REPR = linear(
+    r"\((?P<name>[A-Za-z_]\w{0,120})\):\s+(?P<cls>[A-Za-z_][\w.]{0,120})\("
+    r"(?P<leaf>(?:[^()\n]|\([^()\n]*\))*\))?"
+)
 _NAMED_LIST = linear(r"[\[(]\s*(?:''|\"\")\s*,(?P<rest>[^\]\n]*)")
 _NAME = linear(r"(?P<name>" + _IDENT + r")")
 #: A clause the action moves away from, up to where it says what to use instead.
 _AWAY = linear(
-    r"\b(?:instead\s+of|rather\s+than|other\s+than|away\s+from|not|from|than|without|unlike"
-    r"|replac\w{0,3}|remov\w{0,3}|drop\w{0,4}|exclud\w{0,3}|vs|versus)\b",
+    r"\b(?:instead\s+of|rather\s+than|other\s+than|away\s+from|from|than|without|unlike"
+    r"|replac\w{0,3}|remov\w{0,3}|drop\w{0,4}|exclud\w{0,3}|vs|versus)\b"
+    # a negation, with the verb it negates ("don't use X", "never pass X", "avoid X")
+    r"|(?:\b(?:not|no|never|avoid\w{0,3})|n['’]t)\b"
+    r"(?:\s+(?:use|set|pass|target|add|include|list)\w{0,3}\b)?",
+    ignore_case=True,
+)
+#: What follows a name the action says is absent ("`x` is not found", "x module doesn't
+#: exist"): the denial right after it (a noun for what it is between), not "X since it is not".
+_DENIED = linear(
+    r"^[`'\"\])}]*(?:\s+(?:module|layer|name|attribute|key)s?)?\s+"
+    r"(?:(?:is|are|was|were)\s+(?:not|missing)|"
+    r"(?:is|are|was|were)n['’]t|(?:does|do|did)\s+not\s+exist|(?:does|do|did)n['’]t"
+    r"\s+exist|not\s+found)\b",
     ignore_case=True,
 )
 _AWAY_END = linear(r"[;:]|\n\s*\n|\.\s|\.$|\s(?:with|to|by|use|set|pass|into|and\s+use)\b")
@@ -120,6 +142,7 @@ def read_shown_modules(
     lookup = any(_LOOKUP.search(line[:_MAX_ACTION]) for line in code)
     reprs: set[str] = set()
     classes: set[str] = set()
+    leaf = False  # whether the last printed module line is a leaf (the print is not cut)
     for text in (t[:_MAX_TEXT] for t in texts):
         for match in islice(_PEFT_MISSING.finditer(text), _MAX_MATCHES):
             missing.update(dict.fromkeys(_quoted(match.group("names")), True))
@@ -127,14 +150,16 @@ def read_shown_modules(
         attribute += [_KEY_ERROR] if lookup else []
         for pattern in attribute:
             for match in islice(pattern.finditer(text), _MAX_MATCHES):
-                missing.setdefault(match.group("name"), False)
+                if "." in match.group("name"):  # a leaf may be nested: PEFT ends names
+                    missing.setdefault(match.group("name"), False)
         for match in islice(_REPR.finditer(text), _MAX_MATCHES * 8):
             reprs.add(match.group("name"))
             classes.add(match.group("cls"))
+            leaf = match.group("leaf") is not None
         for match in islice(_NAMED_LIST.finditer(text), _MAX_MATCHES):
             for path in islice(_quoted(match.group("rest")), _MAX_MATCHES * 16):
                 shown.update(path.split("."))
-    if len(reprs) >= _MIN_REPR:
+    if len(reprs) >= _MIN_REPR and leaf:
         shown |= reprs | classes
     names = tuple(missing)
     return ShownModules(names, tuple(missing[n] for n in names), frozenset(shown - set(names)))
@@ -166,6 +191,8 @@ def names_to_use(action: str) -> list[str]:
             continue  # a keyword, a call, a flag or an attribute
         if name.lower() in options or any(a <= start < b for a, b in away):
             continue
+        if _DENIED.search(text[end : end + 120]):
+            continue  # the action says the model lacks it
         names.append(name)
     return names
 
