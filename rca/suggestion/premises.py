@@ -5,8 +5,9 @@ A runbook step's premises are its ``unless``, ``sets`` and ``api`` conditions
 (:mod:`.incident_facts`, :mod:`.incident_setting`); an unknown contradicts nothing. The same
 checks run on every suggestion, offline or from an LLM, in :func:`premise_complaints`:
 
-- the suggestion restates a step of its cited runbook (most of the step's own action words)
-  whose premise the incident contradicts;
+- the suggestion restates a step of its cited runbook (most of the step's own action words,
+  :mod:`.restated_steps`) whose premise the incident contradicts; the options it sets and
+  the module names it gives are its own, the step's text standing in only where it names none;
 - the suggestion says what a step's ``says`` words name (stripping a key prefix, saving the
   unwrapped model), in any wording and citing any runbook, and the incident contradicts that
   step's premise;
@@ -53,7 +54,7 @@ from rca.corpus.step_metadata import FACTS, StepMetadata
 from rca.suggestion.api_drift import drift_facts, read_drift
 from rca.suggestion.cause_releases import NamedCause, incident_causes, moves_towards
 from rca.suggestion.empty_tensors import empty_tensor_facts, resize_violations
-from rca.suggestion.incident_facts import incident_facts, terms
+from rca.suggestion.incident_facts import incident_facts
 from rca.suggestion.incident_setting import log_texts, setting_of
 from rca.suggestion.key_prefix_sides import (
     ShownKeys,
@@ -68,6 +69,14 @@ from rca.suggestion.named_limits import (
     read_named_limits,
     read_ruled_out_values,
 )
+from rca.suggestion.restated_steps import (
+    MAX_SCAN,
+    RESTATES_SHARE,
+    own_kinds,
+    restated,
+    restated_step,
+    said_steps,
+)
 from rca.suggestion.shown_options import list_items, read_shown_options
 from rca.suggestion.shown_tensors import ShownTensor, read_shown_tensors
 from rca.suggestion.step_options import (
@@ -77,11 +86,10 @@ from rca.suggestion.step_options import (
     options_set_by,
     runs_script,
     scripts_run_by,
-    without_asides,
 )
 from rca.suggestion.step_relative import StepRelative, read_step_relative, relative_facts
 from rca.suggestion.step_tensors import repeated_tensor_targets
-from rca.suggestion.step_values import fill_values, incident_values, step_wordings
+from rca.suggestion.step_values import step_wordings
 from rca.suggestion.training_or_serving import mode_contradictions, run_facts
 
 if TYPE_CHECKING:
@@ -99,12 +107,6 @@ __all__ = [
     "shown_harms",
 ]
 
-RESTATES_SHARE = 0.6
-"""A suggestion restates a step when its action holds at least this share of the words of
-the step's action (asides dropped): the offline composer copies them all, an LLM that
-rephrases keeps the option and API names. Not tuned on cases."""
-
-_MAX_SCAN = 4000
 _BOLD = linear(r"\*\*(?P<action>.+?)\*\*", dotall=True)
 _ON = frozenset({"", "true", "1", "on", "yes", "enabled", "enable"})
 _OFF = frozenset({"false", "0", "off", "no", "disabled", "disable"})
@@ -270,16 +272,17 @@ def option_contradictions(
     return reasons
 
 
-def shown_harms(action: str, premises: Premises) -> list[str]:
+def shown_harms(action: str, premises: Premises, modules: bool = True) -> list[str]:
     """Why what the incident shows makes ``action`` go the wrong way or repeat what is done:
     a limit or a ruled-out value the message names, the side a key prefix is on, tensors
     that are empty, a module PEFT says the model lacks (:mod:`.named_limits`,
-    :mod:`.key_prefix_sides`, :mod:`.empty_tensors`, :mod:`.step_relative`)."""
+    :mod:`.key_prefix_sides`, :mod:`.empty_tensors`, :mod:`.step_relative`); the module
+    names only with ``modules`` (a suggestion restating the step names its own)."""
     return [
         *limit_violations(action, premises.limits, premises.ruled_out),
         *prefix_violations(action, premises.keys),
         *resize_violations(action, premises.facts),
-        *premises.relative.harms(action),
+        *(premises.relative.harms(action) if modules else []),
     ]
 
 
@@ -296,22 +299,24 @@ def contradictions(
     meta: StepMetadata, premises: Premises, step: str = "", wording: str = "", said: str = ""
 ) -> list[str]:
     """Why the incident contradicts this step's premise, one phrase per condition (empty:
-    it does not). ``step`` is the step's text: the options it sets are read from it, and
-    those its ``sets`` names are checked with the values it gives them. Step-relative facts
-    of ``unless`` are read from it, ``wording`` and ``said`` (:mod:`.step_relative`)."""
+    it does not). ``step`` is the text of a step a suggestion restates and ``wording`` the
+    suggestion's action. A suggestion is judged by what it says (:func:`.own_kinds`): the
+    options it sets itself are checked, with the step's ``sets``; only when it sets none are
+    the step's own options read from ``step`` (with the values it gives them). The module
+    names the step gives count only when the suggestion names none. Step-relative facts of
+    ``unless`` are read from ``step``, ``wording`` and ``said`` (:mod:`.step_relative`)."""
+    own = own_kinds(wording if step else "")
     relative = relative_facts(meta.unless, step, wording, premises.relative, premises.facts, said)
     reasons = [f"the incident shows {FACTS[f]}" for f in meta.unless if f in premises.facts]
     reasons += [f"{fact}: {why}" for fact, why in relative.items()]
     reasons += mode_contradictions(meta.mode, premises.facts)
-    for action in _step_actions(step) if step else [""]:
-        reasons += [
-            reason
-            for reason in [
-                *option_contradictions(action, premises, meta.sets),
-                *shown_harms(action, premises),
-            ]
-            if reason not in reasons
-        ]
+    actions = _step_actions(step) if step else [""]
+    for action in [wording] if own.options else actions:
+        found = option_contradictions(action, premises, meta.sets)
+        reasons += [reason for reason in found if reason not in reasons]
+    for action in actions:
+        found = shown_harms(action, premises, modules=not own.modules)
+        reasons += [reason for reason in found if reason not in reasons]
     if set(meta.variants) & premises.frameworks:
         return reasons  # worded for the incident's framework by its variant (step_values)
     if meta.api and premises.frameworks and not set(meta.api) & premises.frameworks:
@@ -322,73 +327,19 @@ def contradictions(
     return reasons
 
 
-def _step_action(step: str) -> str:
-    match = _BOLD.search(step)
-    text = match.group("action") if match else step.partition(" Reason:")[0]
-    return without_asides(text)
-
-
-def _restated(draft: _Answer, ctx: AnalysisContext) -> tuple[StepMetadata, str] | None:
-    """The metadata and the wording (values filled) of the step that the draft restates."""
-    action = set(terms((draft.action or "")[:_MAX_SCAN]))
-    values = incident_values(ctx)  # a step naming {package} is restated with its value
-    best: tuple[tuple[float, int], StepMetadata, str] | None = None
-    for item in ctx.evidence:
-        if item.kind != "runbook" or item.slug != (draft.runbook or "").strip():
-            continue
-        for position, step in enumerate(item.remediation):
-            meta = item.step_metadata(position)
-            # Each wording is its own premise: a step's PyTorch wording restated for a
-            # TensorFlow incident is contradicted even when the step has a TensorFlow variant.
-            for names, wording in step_wordings(step):
-                filled = fill_values(wording, values)
-                words = set(terms(_step_action(filled)))
-                if not words:
-                    continue
-                share = len(words & action) / len(words)
-                cover = (share, len(words & action))
-                if share >= RESTATES_SHARE and (best is None or cover > best[0]):
-                    api = names or meta.api
-                    best = (cover, replace(meta, api=api, variants=()), filled)
-    return (best[1], best[2]) if best else None
-
-
-def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
-    """The metadata of the step of the cited runbook that the draft's action restates, if any
-    (the best-covered one; of two covered alike, the one with more of its words said: a
-    short step whose words all recur inside a longer one is not what the draft restates)."""
-    restated = _restated(draft, ctx)
-    return restated[0] if restated else None
-
-
-def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[tuple[StepMetadata, str]]:
-    """The metadata and text of every step given to the draft's author (each runbook in the
-    evidence) whose ``says`` words the draft's action holds, all of one phrase."""
-    action = set(terms((draft.action or "")[:_MAX_SCAN]))
-    found: list[tuple[StepMetadata, str]] = []
-    for item in ctx.evidence:
-        if item.kind != "runbook":
-            continue
-        for position in range(len(item.remediation)):
-            meta = item.step_metadata(position)
-            if any(set(words) <= action for words in map(terms, meta.says) if words):
-                found.append((meta, item.remediation[position]))
-    return found
-
-
 def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises) -> list[str]:
     """What in the draft the incident contradicts, phrased for its author."""
     complaints = [
         f"{reason}: do not suggest setting it again; find why the failure happens with it set"
-        for reason in option_contradictions((draft.action or "")[:_MAX_SCAN], premises)
+        for reason in option_contradictions((draft.action or "")[:MAX_SCAN], premises)
     ]
     complaints += [
         f"{reason}: move it away from the release the incident names as the cause"
-        for reason in moves_towards((draft.action or "")[:_MAX_SCAN], premises.causes)
+        for reason in moves_towards((draft.action or "")[:MAX_SCAN], premises.causes)
     ]
-    complaints += shown_harms((draft.action or "")[:_MAX_SCAN], premises)
-    restated, action = _restated(draft, ctx), (draft.action or "")[:_MAX_SCAN]
-    reasons = contradictions(restated[0], premises, restated[1], action) if restated else []
+    complaints += shown_harms((draft.action or "")[:MAX_SCAN], premises)
+    step, action = restated(draft, ctx), (draft.action or "")[:MAX_SCAN]
+    reasons = contradictions(step[0], premises, step[1], action) if step else []
     for said, text in said_steps(draft, ctx):
         said_reasons = contradictions(said, premises, wording=action, said=text)
         reasons += [reason for reason in said_reasons if reason not in reasons]

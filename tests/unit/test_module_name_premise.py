@@ -267,14 +267,8 @@ def test_a_name_the_answer_negates_is_not_one_it_tells_to_use(action: str, ok: b
         "The error says `query_key_value` is not found: LLaMA splits attention, so pass"
         " target_modules=['q_proj','v_proj']",
         "Never pass query_key_value; LLaMA names them q_proj and v_proj.",
-        pytest.param(
-            "Don't use 'query_key_value' on LLaMA; set target_modules to ['q_proj','v_proj']",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="restated by term overlap as the fused-names step, whose own text"
-                " names query_key_value (premises._restated), not by its own names",
-            ),
-        ),
+        # restates the fused-names step by its words, but names the split projections
+        "Don't use 'query_key_value' on LLaMA; set target_modules to ['q_proj','v_proj']",
     ],
 )
 def test_an_answer_negating_the_missing_name_passes_validation(action: str) -> None:

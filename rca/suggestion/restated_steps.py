@@ -1,0 +1,122 @@
+"""Which runbook steps a suggestion restates or says, and what it leaves to them.
+
+A suggestion restates a step of its cited runbook when it holds most of the words of the
+step's action (:func:`restated`), and says a step of any runbook given to its author when it
+holds all the words of one of the step's ``says`` phrases (:func:`said_steps`). The premise
+checks (:mod:`.premises`) then hold the suggestion to that step's premise. A suggestion is
+judged by what it says itself: the options it sets and the module names it tells the user to
+use are its own, whatever step it shares words with, and the step's text stands in for them
+only when it names none (:func:`own_kinds`). "Don't use `query_key_value`; set
+`target_modules` to `q_proj`, `v_proj`" shares most words with a step that names
+`query_key_value`, yet names the split projections, not the fused one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+from ingest.linear_regex import compile as linear
+from rca.corpus.step_metadata import StepMetadata
+from rca.suggestion.incident_facts import terms
+from rca.suggestion.module_names import names_to_use
+from rca.suggestion.step_options import options_set_by, runs_script, without_asides
+from rca.suggestion.step_values import fill_values, incident_values, step_wordings
+
+if TYPE_CHECKING:
+    from rca.suggestion.context import AnalysisContext
+
+__all__ = [
+    "MAX_SCAN",
+    "RESTATES_SHARE",
+    "OwnKinds",
+    "own_kinds",
+    "restated",
+    "restated_step",
+    "said_steps",
+    "step_action",
+]
+
+RESTATES_SHARE = 0.6
+"""A suggestion restates a step when its action holds at least this share of the words of
+the step's action (asides dropped): the offline composer copies them all, an LLM that
+rephrases keeps the option and API names. Not tuned on cases."""
+
+MAX_SCAN = 4000
+_BOLD = linear(r"\*\*(?P<action>.+?)\*\*", dotall=True)
+
+
+class _Answer(Protocol):
+    action: str
+    reason: str
+    runbook: str
+
+
+@dataclass(frozen=True)
+class OwnKinds:
+    """What a suggestion says itself, so the step it restates does not speak for it."""
+
+    options: bool  # it sets options or runs a script
+    modules: bool  # it names modules to use
+
+
+def own_kinds(answer: str) -> OwnKinds:
+    """Whether ``answer`` sets options (or runs a script) and names modules to use itself."""
+    text = answer[:MAX_SCAN]
+    options = runs_script(text) or any(o.how in ("set", "change") for o in options_set_by(text))
+    return OwnKinds(options, bool(names_to_use(text)))
+
+
+def step_action(step: str) -> str:
+    """A step's bold action (or its text before the reason), asides dropped."""
+    match = _BOLD.search(step)
+    text = match.group("action") if match else step.partition(" Reason:")[0]
+    return without_asides(text)
+
+
+def restated(draft: _Answer, ctx: AnalysisContext) -> tuple[StepMetadata, str] | None:
+    """The metadata and the wording (values filled) of the step that the draft restates."""
+    action = set(terms((draft.action or "")[:MAX_SCAN]))
+    values = incident_values(ctx)  # a step naming {package} is restated with its value
+    best: tuple[tuple[float, int], StepMetadata, str] | None = None
+    for item in ctx.evidence:
+        if item.kind != "runbook" or item.slug != (draft.runbook or "").strip():
+            continue
+        for position, step in enumerate(item.remediation):
+            meta = item.step_metadata(position)
+            # Each wording is its own premise: a step's PyTorch wording restated for a
+            # TensorFlow incident is contradicted even when the step has a TensorFlow variant.
+            for names, wording in step_wordings(step):
+                filled = fill_values(wording, values)
+                words = set(terms(step_action(filled)))
+                if not words:
+                    continue
+                share = len(words & action) / len(words)
+                cover = (share, len(words & action))
+                if share >= RESTATES_SHARE and (best is None or cover > best[0]):
+                    api = names or meta.api
+                    best = (cover, replace(meta, api=api, variants=()), filled)
+    return (best[1], best[2]) if best else None
+
+
+def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
+    """The metadata of the step of the cited runbook that the draft's action restates, if any
+    (the best-covered one; of two covered alike, the one with more of its words said: a
+    short step whose words all recur inside a longer one is not what the draft restates)."""
+    found = restated(draft, ctx)
+    return found[0] if found else None
+
+
+def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[tuple[StepMetadata, str]]:
+    """The metadata and text of every step given to the draft's author (each runbook in the
+    evidence) whose ``says`` words the draft's action holds, all of one phrase."""
+    action = set(terms((draft.action or "")[:MAX_SCAN]))
+    found: list[tuple[StepMetadata, str]] = []
+    for item in ctx.evidence:
+        if item.kind != "runbook":
+            continue
+        for position in range(len(item.remediation)):
+            meta = item.step_metadata(position)
+            if any(set(words) <= action for words in map(terms, meta.says) if words):
+                found.append((meta, item.remediation[position]))
+    return found
