@@ -19,6 +19,17 @@ driver supports is shown ("found version 11040", nvidia-smi's "CUDA Version: 12.
 NVIDIA driver's CUDA version is 12.2", "cudaDriverGetVersion returned 11020") that release is
 read instead (:func:`driver_cuda`), for a lower bound on the driver (:mod:`.driver_targets`).
 
+NVIDIA's forward-compatibility package (``cuda-compat-<major>-<minor>``, data-center GPUs)
+leaves "the kernel mode components on the system untouched, while the CUDA driver is upgraded":
+it installs the user-mode ``libcuda.so`` of a newer driver branch (cuda-compat-12-8 is "built
+using the NVIDIA driver libraries version 570") under the toolkit's ``compat`` directory
+(CUDA Compatibility, *Forward Compatibility*,
+https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html). With it in use
+(:func:`forward_compat`), what libcuda reports (its version, the CUDA release it supports, and
+so nvidia-smi's "CUDA Version" and the CUDA release a framework finds) is the package's; the
+kernel module ("Driver Version", "kernel driver version 470.239.06" in NGC's banner) is the
+installed driver.
+
 Versions printed as integers are decoded by the encodings NVIDIA documents for them:
 ``CUDA_VERSION`` is ``1000 * major + 10 * minor`` (11040 is 11.4), ``CUDNN_VERSION`` is
 ``1000 * major + 100 * minor + patch`` before cuDNN 9 and ``10000 * major + 100 * minor +
@@ -42,6 +53,7 @@ __all__ = [
     "decoded",
     "driver_cuda",
     "driver_gap",
+    "forward_compat",
     "missing_soname",
     "shown_drivers",
 ]
@@ -70,8 +82,9 @@ _DEVICE_QUERY = linear(
 _VERSION = r"(?P<v>[1-9]\d{2}(?:\.\d{1,3}){1,2})\b"
 #: Lines printing the installed driver's version: nvidia-smi's header and ``-q`` ("Driver
 #: Version : ..."), torch's collect_env ("Nvidia driver version: ..."), "NVIDIA-SMI 535.104.05",
-#: TensorFlow's cuda_diagnostics ("kernel reported version is: 470.182.3", "libcuda reported
-#: version is: ..."), the kernel module's banner ("Kernel Module  535.104.05"). A requirement
+#: TensorFlow's cuda_diagnostics ("kernel reported version is: 470.182.3"), the kernel module's
+#: banner ("Kernel Module  535.104.05"), NGC's forward-compatibility banner ("with kernel driver
+#: version 470.239.06"). A requirement
 #: ("minimum driver version: 450.80", "Driver Version: 530.30.02 or newer is required") is
 #: no installed version: ``req`` marks it before, :data:`_REQUIRED_AFTER` after.
 _DRIVER_SHOWN = (
@@ -81,8 +94,22 @@ _DRIVER_SHOWN = (
         ignore_case=True,
     ),
     linear(r"\bNVIDIA-SMI\s+" + _VERSION),
-    linear(r"\b(?:kernel|libcuda) reported version is:?\s*" + _VERSION, ignore_case=True),
+    linear(r"\bkernel reported version is:?\s*" + _VERSION, ignore_case=True),
     linear(r"\bKernel Module\s+" + _VERSION, ignore_case=True),
+    linear(r"\bkernel driver version\s*:?\s*" + _VERSION, ignore_case=True),
+)
+#: The user-mode driver's own report (TensorFlow's "libcuda reported version is: ..."): the
+#: installed driver, unless the forward-compatibility package supplies that libcuda.
+_LIBCUDA_SHOWN = linear(r"\blibcuda reported version is:?\s*" + _VERSION, ignore_case=True)
+#: NVIDIA's CUDA forward-compatibility package in use: NGC's banner ("CUDA Forward
+#: Compatibility mode ENABLED. Using CUDA 12.4 driver version 550.54.14 with kernel driver
+#: version 470.239.06"), its libraries' path (``/usr/local/cuda-12.4/compat``, the
+#: ``cuda-compat-12-4`` package), or CUDA's error when it cannot run on the GPU ("forward
+#: compatibility was attempted on non supported HW"). Not NGC's "compatibility mode is
+#: UNAVAILABLE", which says the package is not in use.
+_FORWARD_COMPAT = linear(
+    r"\bforward[ -]compatib|/cuda(?:-\d{1,2}(?:\.\d{1,2})?)?/compat\b|\bcuda-compat\b",
+    ignore_case=True,
 )
 #: Words after a driver version on its line that make it a requirement, not what is installed.
 _REQUIRED_AFTER = linear(
@@ -186,12 +213,21 @@ def driver_gap(texts: Sequence[str]) -> DriverGap | None:
     return gap
 
 
+def forward_compat(texts: Sequence[str]) -> bool:
+    """Whether the texts show NVIDIA's CUDA forward-compatibility package in use (see
+    :data:`_FORWARD_COMPAT`): then the CUDA driver library (``libcuda.so``) loaded is the
+    package's, built from a newer driver branch than the kernel module installed."""
+    return any(_FORWARD_COMPAT.search(line) for line in _lines(texts))
+
+
 def shown_drivers(texts: Sequence[str]) -> list[str]:
     """Every installed driver version the texts print ("535.104.05"), in order; a line
-    stating a required or minimum version is not one."""
+    stating a required or minimum version is not one, nor the libcuda version the
+    forward-compatibility package supplies (:func:`forward_compat`)."""
     found: list[str] = []
+    patterns = _DRIVER_SHOWN if forward_compat(texts) else (*_DRIVER_SHOWN, _LIBCUDA_SHOWN)
     for line in _lines(texts):
-        for pattern in _DRIVER_SHOWN:
+        for pattern in patterns:
             for match in pattern.finditer(line):
                 required = match.groupdict().get("req") or (
                     pattern is _DRIVER_SHOWN[0] and _REQUIRED_AFTER.search(line[match.end() :])

@@ -22,7 +22,9 @@ action names is older than the installed one (alternatives such as "410+, or 384
 compatibility package" keep it), or when it downgrades the driver while the message says the
 driver is too old for the CUDA runtime (``driver-older-than-runtime``). Where the incident
 shows only the CUDA release its driver supports, the driver is at least the lowest branch
-NVIDIA lists for that CUDA family, and only a target of an older branch is older.
+NVIDIA lists for that CUDA family, and only a target of an older branch is older; not under
+NVIDIA's forward-compatibility package, whose libcuda (and so the CUDA release reported) comes
+from a newer branch than the kernel module installed (:mod:`.cuda_components`).
 Every pattern is linear (:mod:`ingest.linear_regex`) over a capped action.
 """
 
@@ -34,7 +36,7 @@ from itertools import islice
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.compatibility import load_tables
-from rca.suggestion.cuda_components import driver_cuda, shown_drivers
+from rca.suggestion.cuda_components import driver_cuda, forward_compat, shown_drivers
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = [
@@ -110,13 +112,17 @@ def _branch_floor(cuda: str) -> int:
 
 def installed_driver(texts: Sequence[str]) -> InstalledDriver | None:
     """The installed driver the texts show; of two different ones (a kernel module and its
-    user-space library after an upgrade), the older, which bounds both from below."""
+    user-space library after an upgrade), the older, which bounds both from below. Under the
+    forward-compatibility package the CUDA release libcuda supports is the package's, so it
+    bounds nothing (:func:`~rca.suggestion.cuda_components.forward_compat`)."""
     versions = [
         (version, text) for text in shown_drivers(texts) if (version := parse_version(text))
     ]
     if versions:
         low, shown = min(versions)
         return InstalledDriver(low, shown, True)
+    if forward_compat(texts):
+        return None
     cuda = driver_cuda(texts)
     if floor := _branch_floor(cuda):
         return InstalledDriver((floor,), f"a driver for CUDA {cuda}, so a {floor} or newer", False)

@@ -314,3 +314,70 @@ def test_long_text_is_read_in_linear_time() -> None:
     installed_driver([text, "but version 4" * 20000])
     driver_targets(text)
     assert time.perf_counter() - start < 2.0
+
+
+# NVIDIA's forward-compatibility package (cuda-compat-<major>-<minor>) upgrades the user-mode
+# libcuda and leaves the kernel module untouched (CUDA Compatibility, Forward Compatibility):
+# what libcuda reports then is the package's newer branch, not the installed driver.
+_COMPAT_BANNER = (
+    "NOTE: CUDA Forward Compatibility mode ENABLED.\n"
+    "  Using CUDA {cuda} driver version {libcuda} with kernel driver version {kernel}.\n"
+    "  See https://docs.nvidia.com/deploy/cuda-compatibility/ for details."
+)
+_COMPAT_PATHS = [
+    "LD_LIBRARY_PATH=/usr/local/cuda/compat:/usr/local/nvidia/lib64",
+    "ldconfig -p | grep libcuda: libcuda.so.1 => /usr/local/cuda-12.4/compat/libcuda.so.1",
+    "apt-get install -y cuda-compat-12-4",
+]
+_CUDA_ONLY = [
+    "requires CUDA runtime 12.1 or newer, but cudaDriverGetVersion returned 12040",
+    "CUDA Driver Version / Runtime Version          12.4 / 12.1",
+    "The NVIDIA driver's CUDA version is 12.4 which is older than the ptxas CUDA version",
+]
+
+
+@pytest.mark.parametrize("cuda_only", _CUDA_ONLY)
+def test_under_forward_compatibility_the_kernel_driver_is_the_installed_one(cuda_only: str) -> None:
+    banner = _COMPAT_BANNER.format(cuda="12.4", libcuda="550.54.14", kernel="470.239.06")
+    driver = installed_driver([banner, cuda_only])
+    assert driver is not None and (driver.version, driver.exact) == ((470, 239, 6), True)
+
+
+@pytest.mark.parametrize("cuda_only", _CUDA_ONLY)
+@pytest.mark.parametrize("compat", _COMPAT_PATHS)
+def test_a_compat_libcuda_sets_no_driver_floor(compat: str, cuda_only: str) -> None:
+    assert installed_driver([compat, cuda_only]) is None  # the kernel module is not shown
+    kernel = "cuda_diagnostics.cc:203] kernel reported version is: 470.239.6"
+    libcuda = "cuda_diagnostics.cc:199] libcuda reported version is: 550.54.14"
+    assert installed_driver([compat, libcuda]) is None
+    driver = installed_driver([compat, cuda_only, libcuda, kernel])
+    assert driver is not None and driver.shown == "470.239.6"
+
+
+def test_without_forward_compatibility_the_cuda_release_still_bounds_the_driver() -> None:
+    unavailable = (
+        "ERROR: This container was built for NVIDIA Driver Release 535 or later, but\n"
+        "       compatibility mode is UNAVAILABLE."
+    )
+    driver = installed_driver([unavailable, _CUDA_ONLY[0]])
+    assert driver is not None and (driver.version, driver.exact) == ((525,), False)
+    libcuda = installed_driver(["libcuda reported version is: 550.54.14"])
+    assert libcuda is not None and libcuda.shown == "550.54.14"
+
+
+@pytest.mark.parametrize(
+    ("kernel", "target", "ok"),
+    [
+        ("470.239.06", "520", True),  # newer than the kernel module, older than compat's 550
+        ("470.239.06", "460", False),
+        ("515.86.01", "510", False),
+        ("515.86.01", "520", True),
+    ],
+)
+def test_a_step_under_forward_compatibility_is_held_to_the_kernel_driver(
+    kernel: str, target: str, ok: bool
+) -> None:
+    banner = _COMPAT_BANNER.format(cuda="12.4", libcuda="550.54.14", kernel=kernel)
+    ctx = message_context(_INSUFFICIENT, _TOO_OLD, logs=(*banner.splitlines(), _CUDA_ONLY[0]))
+    action = f"Update the NVIDIA driver to {target} or newer for the CUDA runtime torch uses."
+    assert validate(draft(action, _TOO_OLD[0]), ctx).premises_ok is ok
