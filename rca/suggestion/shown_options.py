@@ -50,11 +50,14 @@ _MAX_CONTEXT_ITEMS = 200
 
 _MAX_LINE = 4000
 _SENTENCE_END = linear(r"[.!?;](?:\s|$)")
-#: Words after which a sentence advises rather than reports ("try setting X=1").
+#: Words after which a sentence advises rather than reports ("try setting X=1"), and an
+#: imperative "run with" opening a sentence or an aside (PyTorch's NCCL error: "unhandled
+#: system error (run with NCCL_DEBUG=INFO for details)" says the variable is not set).
 _ADVICE = linear(
     r"\b(?:try|trying|consider|should|must|need|needs|recommend|recommended|please|can|could"
     r"|may|might|set|setting|use|pass|passing|enable|enabling|add|adding|specify|instead"
-    r"|hint|tip|suggest|suggested|ensure|avoid|if|unless|whether|either|example|e\.g)\b",
+    r"|hint|tip|suggest|suggested|ensure|avoid|if|unless|whether|either|example|e\.g)\b"
+    r"|(?:^|[(\[])\s*(?:re-?)?run\s+with\b",
     ignore_case=True,
 )
 _FLAG = linear(

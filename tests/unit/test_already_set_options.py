@@ -200,6 +200,23 @@ def test_advice_in_a_message_or_log_shows_nothing_set() -> None:
     assert not {"pytorch_cuda_alloc_conf", "enforce_eager", "trust_remote_code"} & set(shown)
 
 
+def test_an_imperative_run_with_shows_nothing_set() -> None:
+    # PyTorch's NCCL error says how to get details; the variable is not set
+    nccl = (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for"
+        " details), NCCL version 2.19.3"
+    )
+    assert "nccl_debug" not in read_shown_options(nccl).options
+    ctx = message_context(nccl, ("nccl-version-network-ib", 0.9))
+    action = "Set NCCL_DEBUG=INFO and rerun to read NCCL's own warning."
+    assert validate(draft(action, "nccl-version-network-ib"), ctx).premises_ok
+    shown = read_shown_options(
+        "Rerun with NCCL_DEBUG=WARN.", logs=["NCCL_DEBUG=INFO python train.py"]
+    )
+    assert shown.options["nccl_debug"][1] == "INFO"  # a report elsewhere still counts
+
+
 def test_a_step_changing_an_option_or_checking_it_is_not_a_repeat() -> None:
     ctx = _ctx(
         "ValueError: No available memory for the cache blocks.",
