@@ -25,6 +25,7 @@ from rca.suggestion.context import Evidence
 from rca.suggestion.evidence import (
     context_for,
     evidence_from_retrieved,
+    joined_items,
     stored_bodies,
     stored_documented_runbooks,
     with_documented_runbooks,
@@ -51,9 +52,15 @@ def _cache_key(
 
     The project is part of the key: a suggestion is written from one project's evidence
     (its accepted fixes, its rejections), so another project never gets it from the cache.
-    A past fix is identified by its incident (it has no chunk).
+    A past fix is identified by its incident (it has no chunk), a runbook a release-notes
+    row joined by its slug and its steps (neither has a chunk).
     """
-    evidence = [(r["kind"], r["chunk_id"], r.get("incident_id")) for r in retrieved]
+    evidence = [
+        (r["kind"], r["joined"], r["slug"], r["text"])
+        if r.get("joined")
+        else (r["kind"], r["chunk_id"], r.get("incident_id"))
+        for r in retrieved
+    ]
     material = json.dumps(
         [project_id, provider, model, PROMPT_VERSION, signals, evidence],
         sort_keys=True,
@@ -156,11 +163,10 @@ def _run(analysis: Analysis, incident: Incident, token: datetime, *, force: bool
         vector, exclude_issue_id=incident.issue_id, k=K_PAST_FIXES, project_id=incident.project_id
     )
     items = retrieved + past
-    retrieved_rows = [r.as_dict() for r in items]
-
-    ctx = with_documented_runbooks(
-        context_for(incident, _evidence(items)), stored_documented_runbooks
-    )
+    evidence = _evidence(items)
+    ctx = with_documented_runbooks(context_for(incident, evidence), stored_documented_runbooks)
+    # The runbooks a release-notes row joined are consulted too: shown and in the cache key.
+    retrieved_rows = [r.as_dict() for r in items + joined_items(ctx.evidence[len(evidence) :])]
     provider, name = provider_from_settings()
     model = getattr(provider, "model", "")
     key = _cache_key(incident.project_id, name, model, signals.as_dict(), retrieved_rows)

@@ -67,7 +67,9 @@ class Retrieved:
 
     ``kind="runbook"``: ``text`` is the runbook's best chunk. ``kind="past_fix"``: an
     accepted suggestion of a similar incident; ``slug`` is the runbook it cited and
-    ``action``/``reason`` what was accepted.
+    ``action``/``reason`` what was accepted. ``joined``: what brought in a runbook that
+    retrieval did not rank (a release-notes row, :func:`rca.suggestion.evidence.joined_items`);
+    it then has no chunk and no scores, and ``text`` is its steps.
     """
 
     slug: str
@@ -85,6 +87,7 @@ class Retrieved:
     reason: str = ""
     incident_id: int | None = None
     issue_id: int | None = None
+    joined: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, for ``Analysis.retrieved``."""

@@ -11,18 +11,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rca.suggestion.context import AnalysisContext, Evidence, remediation
 
+if TYPE_CHECKING:
+    from rca.retrieval.hybrid import Retrieved
+
 __all__ = [
+    "JOINED_BY_ROW",
     "context_for",
     "evidence_from_retrieved",
+    "joined_items",
     "runbook_evidence",
     "stored_bodies",
     "stored_documented_runbooks",
     "with_documented_runbooks",
 ]
+
+#: How ``Analysis.retrieved`` marks a runbook a release-notes row joined (its ``joined``).
+JOINED_BY_ROW = "release-notes row"
 
 
 def context_for(incident: Any, evidence: list[Evidence]) -> AnalysisContext:
@@ -103,3 +111,29 @@ def with_documented_runbooks(
 
     joining = documented_runbooks(ctx, incident_values(ctx), corpus)
     return replace(ctx, evidence=[*ctx.evidence, *joining]) if joining else ctx
+
+
+def joined_items(joined: Iterable[Evidence]) -> list[Retrieved]:
+    """The runbooks a release-notes row joined (:func:`with_documented_runbooks`), as items
+    beside the ranked ones in ``Analysis.retrieved``, which the UI and the API show as the
+    runbooks consulted: no chunk and no scores (retrieval did not rank them), marked
+    :data:`JOINED_BY_ROW`, their steps as their text."""
+    from rca.retrieval.hybrid import Retrieved
+
+    return [
+        Retrieved(
+            slug=item.slug,
+            title=item.title,
+            failure_class=item.failure_class,
+            section="",
+            chunk_id=None,
+            text=item.text,
+            bm25=0.0,
+            cosine=0.0,
+            signal=0.0,
+            fused=item.score,
+            kind="runbook",
+            joined=JOINED_BY_ROW,
+        )
+        for item in joined
+    ]
