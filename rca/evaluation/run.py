@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rca.evaluation.metrics import CaseResult, Metrics, SuggestResult, keyword_hit, summarise
 from rca.retrieval.index import CorpusIndex, current_index, index_from_runbooks
@@ -212,6 +212,15 @@ def evaluate(
     return {name: summarise(results(prepared, name, k=k)) for name in runs}
 
 
+class _Page(NamedTuple):
+    """A runbook of the scored corpus, as evidence is made of it."""
+
+    slug: str
+    title: str
+    failure_class: str
+    body: str
+
+
 def evaluate_suggestions(
     cases: list[dict[str, Any]],
     index: CorpusIndex,
@@ -226,10 +235,10 @@ def evaluate_suggestions(
     (:func:`~rca.suggestion.providers.step_ranking.audit_candidates`)."""
     from rca.corpus.embeddings import embed_queries
     from rca.retrieval.hybrid import search
+    from rca.suggestion.context import evidence_from_runbook
     from rca.suggestion.evidence import (
         context_for,
         evidence_from_retrieved,
-        runbook_evidence,
         with_documented_runbooks,
     )
     from rca.suggestion.providers import OfflineProvider, ProviderError
@@ -242,7 +251,9 @@ def evaluate_suggestions(
     embeddings = embed_queries([s.embedding_text() for s in signals])
     provider = OfflineProvider()
     documented = [  # the runbooks a release-notes row may add (as the worker's query finds them)
-        runbook_evidence(slug, index.titles[at], index.classes[at], bodies[slug])
+        evidence_from_runbook(
+            _Page(slug, index.titles[at], index.classes[at], bodies[slug]), text=""
+        )
         for at, slug in sorted(enumerate(index.slugs), key=lambda pair: pair[1])
         if DOCUMENTED_PLACEHOLDER in bodies.get(slug, "")
     ]

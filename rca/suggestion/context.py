@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ingest.parsing.frames import Frame
 from ingest.parsing.logs import LogEntry
 from ingest.parsing.shapes import ShapeDiff
 from rca.corpus.markdown import remediation_of
-from rca.corpus.runbook import Runbook
 from rca.corpus.step_metadata import StepMetadata, StepMetadataError, split_metadata, strip_metadata
 
 __all__ = [
     "AnalysisContext",
     "Evidence",
+    "RunbookText",
     "evidence_from_runbook",
     "innermost_app_frame",
     "remediation",
@@ -124,16 +124,35 @@ def remediation(runbook_body: str) -> tuple[tuple[str, ...], tuple[StepMetadata,
     return tuple(step for step, _ in pairs), tuple(meta for _, meta in pairs)
 
 
+class RunbookText(Protocol):
+    """A runbook as evidence is made of it: a parsed file, a stored row, an evaluated one."""
+
+    @property
+    def slug(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def failure_class(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+
+
 def evidence_from_runbook(
-    runbook: Runbook, score: float, text: str | None = None, kind: EvidenceKind = "runbook"
+    runbook: RunbookText,
+    score: float = 0.0,
+    text: str | None = None,
+    kind: EvidenceKind = "runbook",
 ) -> Evidence:
-    """Wrap a retrieved runbook (``text``: the matching chunk, default the whole body)."""
+    """Wrap a runbook (``text``: the retrieved chunk; default the whole body, metadata
+    stripped; "" for its remediation steps, as for a runbook no chunk of which ranked)."""
     steps, applies = remediation(runbook.body)
+    if text is None:
+        text = strip_metadata(runbook.body)
     return Evidence(
         slug=runbook.slug,
         title=runbook.title,
         failure_class=runbook.failure_class,
-        text=strip_metadata(runbook.body) if text is None else text,
+        text=text or "\n".join(steps),
         remediation=steps,
         score=score,
         kind=kind,

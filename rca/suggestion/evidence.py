@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from rca.suggestion.context import AnalysisContext, Evidence, remediation
+from rca.suggestion.context import AnalysisContext, Evidence, evidence_from_runbook, remediation
 
 if TYPE_CHECKING:
     from rca.retrieval.hybrid import Retrieved
@@ -23,7 +23,6 @@ __all__ = [
     "context_for",
     "evidence_from_retrieved",
     "joined_items",
-    "runbook_evidence",
     "stored_bodies",
     "stored_documented_runbooks",
     "with_documented_runbooks",
@@ -78,25 +77,14 @@ def stored_bodies(slugs: Iterable[str]) -> dict[str, str]:
     return dict(Runbook.objects.filter(slug__in=list(slugs)).values_list("slug", "body"))
 
 
-def runbook_evidence(slug: str, title: str, failure_class: str, body: str) -> Evidence:
-    """A runbook that retrieval did not rank, as evidence: score 0, its steps as its text."""
-    steps, applies = remediation(body)
-    text = "\n".join(steps)
-    return Evidence(slug, title, failure_class, text, steps, 0.0, "runbook", applies)
-
-
 def stored_documented_runbooks() -> list[Evidence]:
     """The stored runbooks with a step that names a release-notes row (one query)."""
     from rca.models import Runbook
     from rca.suggestion.providers.documented_steps import DOCUMENTED_PLACEHOLDER
 
     rows = Runbook.objects.filter(body__contains=DOCUMENTED_PLACEHOLDER).order_by("slug")
-    return [
-        runbook_evidence(slug, title, failure_class, body)
-        for slug, title, failure_class, body in rows.values_list(
-            "slug", "title", "failure_class", "body"
-        )
-    ]
+    fields = ("slug", "title", "failure_class", "body")
+    return [evidence_from_runbook(rb, 0.0, text="") for rb in rows.only(*fields)]
 
 
 def with_documented_runbooks(

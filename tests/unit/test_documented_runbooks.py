@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rca.suggestion.context import AnalysisContext, Evidence
-from rca.suggestion.evidence import runbook_evidence, with_documented_runbooks
+from rca.suggestion.context import AnalysisContext, Evidence, evidence_from_runbook
+from rca.suggestion.evidence import with_documented_runbooks
 from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.providers.documented_steps import DOCUMENTED_PLACEHOLDER
 from rca.suggestion.providers.step_ranking import rank_steps
@@ -33,7 +33,7 @@ _VERSION = "version-api-changed-signature"
 def _corpus() -> list[Evidence]:
     """The bundled runbooks that name a release-notes row, as the worker's query finds them."""
     return [
-        runbook_evidence(rb.slug, rb.title, rb.failure_class, rb.body)
+        evidence_from_runbook(rb, text="")
         for slug, rb in sorted(bundled_runbooks().items())
         if DOCUMENTED_PLACEHOLDER in rb.body
     ]
@@ -120,9 +120,20 @@ def test_metamorphic_renamed_code_and_scores_keep_the_choice(
 
 def test_evidence_helper_keeps_the_steps_and_their_premises() -> None:
     rb = bundled_runbooks()[_VERSION]
-    item = runbook_evidence(rb.slug, rb.title, rb.failure_class, rb.body)
+    item = evidence_from_runbook(rb, text="")
     [retrieved] = evidence((_VERSION, 0.5))
     assert item.remediation == retrieved.remediation and item.applies == retrieved.applies
+
+
+def test_a_runbook_no_chunk_of_which_ranked_shows_its_steps() -> None:
+    """One wrapper for every runbook: a retrieved one shows its chunk (or its body), a
+    joining one, that no chunk ranked, its steps with score 0 (issue 16, one rule, one place)."""
+    rb = bundled_runbooks()[_VERSION]
+    joining = evidence_from_runbook(rb, text="")
+    assert joining.text == "\n".join(joining.remediation) and joining.score == 0.0
+    assert joining.kind == "runbook" and joining.remediation
+    assert evidence_from_runbook(rb, 0.4, text="a chunk").text == "a chunk"
+    assert "## Remediation" in evidence_from_runbook(rb, 0.4).text
 
 
 @pytest.mark.django_db
