@@ -122,6 +122,11 @@ FACTS: dict[str, str] = {
         "the NVIDIA driver is older than the CUDA runtime in use (driver too old, insufficient"
         " for the runtime version)"
     ),
+    "driver-library-mismatch": (
+        "the loaded NVIDIA kernel module and the user-space driver libraries are of different"
+        " versions (NVRM API mismatch, NVML driver/library version mismatch): the driver is"
+        " loaded, an older module under newer libraries or the other way round"
+    ),
     "driver-moved-older": (
         "the driver the step moves to is older than the one the incident shows installed, or"
         " it downgrades a driver the message says is too old (drivers run older CUDA"

@@ -18,6 +18,9 @@ NGC container's "... or later, but version 460.84 was detected". Where only the 
 driver supports is shown ("found version 11040", nvidia-smi's "CUDA Version: 12.2", XLA's "The
 NVIDIA driver's CUDA version is 12.2", "cudaDriverGetVersion returned 11020") that release is
 read instead (:func:`driver_cuda`), for a lower bound on the driver (:mod:`.driver_targets`).
+When the kernel reports its module out of step with the user-space libraries ("NVRM: API
+mismatch: the client has the version X, but this kernel module has the version Y",
+:mod:`.driver_mismatch`), the loaded module's Y is the installed driver, never the client's X.
 
 NVIDIA's forward-compatibility package (``cuda-compat-<major>-<minor>``, data-center GPUs)
 leaves "the kernel mode components on the system untouched, while the CUDA driver is upgraded":
@@ -43,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.driver_mismatch import driver_mismatch
 
 __all__ = [
     "VALUE_NAMES",
@@ -59,7 +63,9 @@ __all__ = [
 ]
 
 #: The step placeholders this module gives values for (:mod:`rca.suggestion.step_values`).
-VALUE_NAMES = frozenset({"driver-cuda", "soname", "linked-package"})
+VALUE_NAMES = frozenset(
+    {"driver-cuda", "soname", "linked-package", "kernel-module-version", "driver-library-version"}
+)
 
 #: "The NVIDIA driver on your system is too old (found version 11040)": the number is the
 #: CUDA release the driver supports, as ``CUDA_VERSION`` encodes it.
@@ -237,6 +243,8 @@ def shown_drivers(texts: Sequence[str]) -> list[str]:
     for text in texts[:_MAX_LINES]:
         if detected := _NGC_DETECTED.search(text[:_MAX_PREFIX]):
             found.append(detected.group("v"))
+    if (mismatch := driver_mismatch(texts)) is not None and mismatch.module:
+        found.append(mismatch.module)  # the loaded module; never the client's libraries
     return found
 
 
@@ -291,6 +299,8 @@ def component_facts(texts: Sequence[str]) -> set[str]:
         facts.add("driver-older-than-runtime")
     if missing_soname(texts) is not None:
         facts.add("library-major-missing")
+    if driver_mismatch(texts) is not None:
+        facts.add("driver-library-mismatch")
     return facts
 
 
@@ -304,4 +314,9 @@ def component_values(texts: Sequence[str]) -> dict[str, str]:
         if soname.package:
             shown = f"{soname.package} {soname.version}".strip()
             values["linked-package"] = shown
+    if (mismatch := driver_mismatch(texts)) is not None:
+        if mismatch.module:
+            values["kernel-module-version"] = mismatch.module
+        if mismatch.libraries:
+            values["driver-library-version"] = mismatch.libraries
     return values

@@ -24,7 +24,10 @@ driver is too old for the CUDA runtime (``driver-older-than-runtime``). Where th
 shows only the CUDA release its driver supports, the driver is at least the lowest branch
 NVIDIA lists for that CUDA family, and only a target of an older branch is older; not under
 NVIDIA's forward-compatibility package, whose libcuda (and so the CUDA release reported) comes
-from a newer branch than the kernel module installed (:mod:`.cuda_components`).
+from a newer branch than the kernel module installed (:mod:`.cuda_components`). When the
+kernel reports its module out of step with the user-space libraries (:mod:`.driver_mismatch`),
+the loaded module is the installed driver and the libraries' release is no older target: a
+step that brings both halves to it fixes the mismatch, whichever half is older.
 Every pattern is linear (:mod:`ingest.linear_regex`) over a capped action.
 """
 
@@ -37,6 +40,7 @@ from itertools import islice
 from ingest.linear_regex import compile as linear
 from rca.suggestion.compatibility import load_tables
 from rca.suggestion.cuda_components import driver_cuda, forward_compat, shown_drivers
+from rca.suggestion.driver_mismatch import driver_mismatch
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = [
@@ -85,18 +89,26 @@ _REFUSED = linear(
 class InstalledDriver:
     """The driver the incident shows installed: ``version`` as printed (``exact``), or, when
     only the CUDA release it supports is shown, the lowest driver branch for that release
-    (a one-part lower bound)."""
+    (a one-part lower bound). ``libraries`` is the user-space libraries' version when the
+    kernel reports them out of step with the loaded module (:mod:`.driver_mismatch`)."""
 
     version: tuple[int, ...]
     shown: str
     exact: bool
+    libraries: str = ""
 
     def as_line(self) -> str:
         """The driver in words, for the prompt's incident facts: what a suggestion is held to."""
-        return (
+        line = (
             f"installed NVIDIA driver: {self.shown}: drivers run every older CUDA runtime and"
             " never a newer one, so a driver older than this one fixes no CUDA version mismatch"
         )
+        if self.libraries:
+            line += (
+                f" (the user-space driver libraries installed are {self.libraries}, out of step"
+                " with the loaded kernel module: the two must be brought to one version)"
+            )
+        return line
 
 
 def _branch_floor(cuda: str) -> int:
@@ -120,7 +132,9 @@ def installed_driver(texts: Sequence[str]) -> InstalledDriver | None:
     ]
     if versions:
         low, shown = min(versions)
-        return InstalledDriver(low, shown, True)
+        mismatch = driver_mismatch(texts)
+        libraries = mismatch.libraries if mismatch is not None else ""
+        return InstalledDriver(low, shown, True, "" if libraries == shown else libraries)
     if forward_compat(texts):
         return None
     cuda = driver_cuda(texts)
@@ -168,6 +182,12 @@ def _named_targets(action: str) -> list[tuple[tuple[int, ...], str]]:
 
 
 def _older(target: tuple[int, ...], driver: InstalledDriver) -> bool:
+    """Whether ``target`` is older than the installed driver. The release of the user-space
+    libraries installed beside a mismatched module is never older: moving to it is bringing
+    both halves to one version, whichever is newer."""
+    libraries = parse_version(driver.libraries)
+    if libraries and target == libraries[: len(target)]:
+        return False
     if not driver.exact:
         return target[0] < driver.version[0]
     return target < driver.version[: len(target)]

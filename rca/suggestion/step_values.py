@@ -22,6 +22,10 @@ suggestion carries an unfilled template.
 ``missing-name`` when no version pairing gives them)
     The installed package an API-drift failure points at (:mod:`.api_drift`): "Upgrade
     {caller-package} (it passes {argument} ...)".
+``kernel-module-version``, ``driver-library-version``
+    The loaded NVIDIA kernel module's version and the user-space driver libraries' when the
+    incident shows them out of step (:mod:`.driver_mismatch`): "so the loaded module
+    ({kernel-module-version}) matches the libraries ({driver-library-version})".
 ``documented-pairing``
     The release a vendor's compatibility table pairs with the versions the incident names,
     as an action with its direction ("upgrade onnxruntime-gpu to 1.19 or newer, whose
