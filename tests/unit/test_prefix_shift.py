@@ -9,8 +9,6 @@ Transformers' loading warnings list them.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +19,7 @@ from rca.suggestion.premises import read_premises
 from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.validation import validate
 from tests.support.evidence import draft, message_context
+from tests.support.linear_time import assert_linear
 
 DDP_FILE = (
     "RuntimeError: Error(s) in loading state_dict for DTNet:\n"
@@ -182,9 +181,9 @@ def test_the_decision_holds_for_any_key_lists(missing, unexpected, cut):
 
 
 def test_the_readers_are_linear_on_adversarial_text():
-    crafted = 'Unexpected key(s) in state_dict: "' + "module." * 30_000 + '"'
-    action = "ignore " + "the " * 50_000 + "missing keys strict = " * 2_000
-    started = time.perf_counter()
-    prefix_shift(read_shown_keys([crafted]))
-    reads_non_strict(action)
-    assert time.perf_counter() - started < 2.0
+    def read(n: int) -> None:
+        crafted = 'Unexpected key(s) in state_dict: "' + "module." * (3 * n) + '"'
+        prefix_shift(read_shown_keys([crafted]))
+        reads_non_strict("ignore " + "the " * (5 * n) + "missing keys strict = " * (n // 5))
+
+    assert_linear(read, 500, 10_000)
