@@ -138,6 +138,16 @@ FACTS: dict[str, str] = {
         " names the incident prints include none it names: read from the step's or the"
         " suggestion's own words"
     ),
+    "model-attention-fused": (
+        "the model computes attention's query, key and value in one fused module: its printed"
+        " modules show one (query_key_value, c_attn, Wqkv), or, none printed, every name"
+        " PEFT's message lists as not found is a separate projection (q_proj, v_proj)"
+    ),
+    "model-attention-separate": (
+        "the model keeps attention's query, key and value projections separate: its printed"
+        " modules show them (q_proj, k_proj, v_proj), or, none printed, the name PEFT's"
+        " message lists as not found is a fused projection (query_key_value, qkv_proj)"
+    ),
     "library-major-missing": (
         "a binary could not load a shared library at the major version it was linked against"
         " (libcublasLt.so.11: cannot open shared object file)"

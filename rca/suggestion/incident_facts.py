@@ -40,6 +40,7 @@ from rca.suggestion.oom_figures import (
 )
 from rca.suggestion.pad_eos import pad_eos_facts
 from rca.suggestion.platform_facts import platform_facts
+from rca.suggestion.projection_layout import layout_facts
 from rca.suggestion.rank_direction import rank_facts
 from rca.suggestion.shown_diagnostics import parser_cause_facts, shown_diagnostic_facts
 from rca.suggestion.signal_names import signal_facts
@@ -158,6 +159,7 @@ def incident_facts(
     facts |= kernel_origin_facts(shown)  # an extension's own check reported the CUDA error
     facts |= loss_trend_facts(logs)  # the logged loss rose step after step
     facts |= vocab_row_facts(shown)  # no size-mismatched tensor is a vocabulary's
+    facts |= layout_facts(shown)  # a fused attention projection, or separate ones
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")

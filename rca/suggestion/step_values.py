@@ -26,6 +26,10 @@ suggestion carries an unfilled template.
     The loaded NVIDIA kernel module's version and the user-space driver libraries' when the
     incident shows them out of step (:mod:`.driver_mismatch`): "so the loaded module
     ({kernel-module-version}) matches the libraries ({driver-library-version})".
+``modules-not-found``, ``shown-fused-projection``, ``shown-separate-projections``
+    The module names PEFT's message lists as not found, and the attention projections the
+    printed model shows, fused or separate (:mod:`.projection_layout`), each as
+    ```name```: "instead of the names the message lists as not found ({modules-not-found})".
 ``documented-pairing``
     The release a vendor's compatibility table pairs with the versions the incident names,
     as an action with its direction ("upgrade onnxruntime-gpu to 1.19 or newer, whose
@@ -58,6 +62,8 @@ from rca.suggestion.compatibility import documented_pairing
 from rca.suggestion.incident_setting import log_texts, setting_of
 from rca.suggestion.message_advice import VALUE_NAMES as ADVICE_VALUES
 from rca.suggestion.message_advice import advice_values, error_log_texts
+from rca.suggestion.projection_layout import VALUE_NAMES as LAYOUT_VALUES
+from rca.suggestion.projection_layout import layout_values
 from rca.suggestion.state_dict_keys import differing_keys_text, key_prefix
 from rca.suggestion.version_pairs import VALUE_NAMES as VERSION_VALUES
 from rca.suggestion.version_pairs import version_values
@@ -73,6 +79,7 @@ VALUE_NAMES = (
     | DRIFT_VALUES
     | PAIRING_VALUES
     | ADVICE_VALUES
+    | LAYOUT_VALUES
 )
 # Runbook text only (operator-shipped steps), short: plain re is fine.
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z-]*)\}")
@@ -147,6 +154,7 @@ def incident_values(ctx: AnalysisContext) -> dict[str, str]:
     for name, value in drift_values(drift).items():
         values.setdefault(name, value)  # a version pairing's package and name come first
     values.update(advice_values(ctx.message or "", error_log_texts(ctx.logs)))
+    values.update(layout_values([ctx.message or "", *log_texts(ctx.logs)]))
     return values
 
 

@@ -1,0 +1,181 @@
+"""Which way a LoRA ``target_modules`` fix goes follows the incident's own module names
+(issue 16): PEFT's "Target modules [...] not found in the base model" listing separate
+projections (``q_proj``/``v_proj``) on a model that fuses them, or a fused name
+(``query_key_value``, ``Wqkv``) on one that keeps them separate; the printed model, when
+shown, decides first. :mod:`rca.suggestion.projection_layout` reads the layout into the facts
+``model-attention-fused`` / ``model-attention-separate``, which the runbook's steps ``fit``,
+and the names into placeholders the chosen step names.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rca.suggestion.module_names import names_to_use, read_shown_modules
+from rca.suggestion.premises import read_premises
+from rca.suggestion.projection_layout import (
+    layout_facts,
+    layout_values,
+    load_families,
+    projection_layout,
+)
+from rca.suggestion.providers import OfflineProvider
+from rca.suggestion.providers.step_ranking import rank_steps
+from rca.suggestion.validation import validate
+from tests.support.evidence import message_context
+
+_PEFT = ("peft-target-modules-not-found", 0.9)
+_NOT_FOUND = (
+    "ValueError: Target modules {names} not found in the base model. Please check the target"
+    " modules and try again."
+)
+_FUSED_STEP, _SEPARATE_STEP = 0, 1  # the runbook's steps 1 and 2
+
+
+def _repr(names: list[str]) -> list[str]:
+    """A printed attention block with these leaf names (PyTorch's repr)."""
+    head = ["LlamaForCausalLM(", "  (model): LlamaModel(", "    (self_attn): Attention("]
+    return head + [f"      ({name}): Linear(in_features=64, out_features=64)" for name in names]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("q_proj", "separate"),
+        ("value", "separate"),
+        ("q", "separate"),
+        ("q_lin", "separate"),  # DistilBERT
+        ("model.layers.0.self_attn.k_proj", "separate"),
+        ("query_key_value", "fused"),
+        ("qkv_proj", "fused"),
+        ("Wqkv", "fused"),  # MPT: PEFT's default for the type is this one module
+        ("c_attn", "fused"),  # GPT-2
+        ("W_pack", "fused"),  # Baichuan (the data's own source)
+        ("in_proj", "fused"),  # DeBERTa
+        ("c_proj", ""),  # listed beside c_attn for btlm: says nothing
+        ("fc1", ""),
+        ("o_proj", ""),
+        ("LlamaAttention", ""),
+    ],
+)
+def test_a_name_is_fused_separate_or_neither(name: str, kind: str) -> None:
+    assert load_families().kind(name) == kind
+
+
+@pytest.mark.parametrize(
+    ("texts", "fact"),
+    [
+        ([_NOT_FOUND.format(names="['q_proj', 'v_proj']")], "model-attention-fused"),
+        ([_NOT_FOUND.format(names="{'query', 'value'}")], "model-attention-fused"),
+        ([_NOT_FOUND.format(names="['query_key_value']")], "model-attention-separate"),
+        ([_NOT_FOUND.format(names="{'Wqkv'}")], "model-attention-separate"),
+        # the printed model decides first: separate projections shown, whatever is missing
+        ([_NOT_FOUND.format(names="['Wqkv']"), *_repr(["q", "k", "v", "o"])], "separate"),
+        ([_NOT_FOUND.format(names="['q_proj']"), *_repr(["query_key_value", "dense"])], "fused"),
+        ([_NOT_FOUND.format(names="['q_proj']"), *_repr(["W_pack", "o_proj", "gate"])], "fused"),
+    ],
+)
+def test_the_layout_is_read_from_the_names(texts: list[str], fact: str) -> None:
+    fact = fact if fact.startswith("model-") else f"model-attention-{fact}"
+    assert layout_facts(texts) == {fact}
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [_NOT_FOUND.format(names="all-linear")],  # a string: a regex, not a name
+        [_NOT_FOUND.format(names="['score']")],  # modules_to_save: no attention role
+        [_NOT_FOUND.format(names="['q_proj', 'query_key_value']")],  # both: no direction
+        [_NOT_FOUND.format(names="['fc1', 'fc2']")],
+        ["AttributeError: 'Foo' object has no attribute 'bar'"],
+        [],
+    ],
+)
+def test_names_that_say_no_direction_give_no_fact(texts: list[str]) -> None:
+    assert layout_facts(texts) == set()
+
+
+def test_the_values_name_the_incidents_own_modules() -> None:
+    texts = [_NOT_FOUND.format(names="{'Wqkv', 'out_proj'}"), *_repr(["v", "q", "k", "o"])]
+    values = layout_values(texts)
+    assert values["modules-not-found"] == "`Wqkv`, `out_proj`"
+    assert values["shown-separate-projections"] == "`q`, `k`, `v`"  # the roles' order
+    assert "shown-fused-projection" not in values
+    layout = projection_layout(read_shown_modules(texts))
+    assert layout.kind == "separate" and layout.shown_fused == ()
+
+
+def _chosen(message: str, logs: tuple[str, ...] = ()) -> tuple[int, str]:
+    ctx = message_context(message, _PEFT, logs=logs)
+    best = rank_steps(ctx)[0]
+    return best.position, OfflineProvider().suggest(ctx).action
+
+
+def test_a_fused_name_missing_chooses_the_separate_projections_step() -> None:
+    """The step 1 fused names (query_key_value, W_pack, c_attn) do not include MPT's Wqkv, so
+    no premise rules step 1 out: only the fact tells the direction."""
+    message = _NOT_FOUND.format(names="['Wqkv']")
+    assert "model-attention-separate" in read_premises(message_context(message, _PEFT)).facts
+    position, action = _chosen(message)
+    assert position == _SEPARATE_STEP, action
+    assert "`Wqkv`" in action and "Wqkv" not in names_to_use(action), action
+    assert "q_proj" in names_to_use(action)
+
+
+def test_separate_names_missing_choose_the_fused_projection_step() -> None:
+    position, action = _chosen(_NOT_FOUND.format(names="['q_proj', 'v_proj']"))
+    assert position == _FUSED_STEP, action
+    assert "`q_proj`, `v_proj`" in action and "q_proj" not in names_to_use(action), action
+    assert "query_key_value" in names_to_use(action)
+
+
+def test_the_printed_model_names_the_projections_to_use() -> None:
+    message = _NOT_FOUND.format(names="['qkv_proj']")
+    position, action = _chosen(message, tuple(_repr(["q_lin", "k_lin", "v_lin", "out_lin"])))
+    assert position == _SEPARATE_STEP, action
+    assert "`q_lin`, `k_lin`, `v_lin`" in action, action
+    ctx = message_context(message, _PEFT, logs=tuple(_repr(["q_lin", "k_lin", "v_lin"])))
+    assert validate(OfflineProvider().suggest(ctx), ctx).ok
+    fused = _repr(["query_key_value", "dense"])
+    position, action = _chosen(_NOT_FOUND.format(names="['Wqkv']"), tuple(fused))
+    assert position == _FUSED_STEP and "(`query_key_value`)" in action, action
+
+
+_WORD = st.from_regex(r"[a-z]{3,7}", fullmatch=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(stem=_WORD, role=st.sampled_from(["qkv", "query_key_value", "kv"]), sep=_WORD)
+def test_metamorphic_the_choice_follows_the_names_not_the_wording(
+    stem: str, role: str, sep: str
+) -> None:
+    """One message wording; renamed modules of each layout flip the step chosen."""
+    fused = f"{stem}_{role}"
+    separate = [f"q_{sep}", f"v_{sep}"]
+    position, action = _chosen(_NOT_FOUND.format(names=repr([fused])))
+    assert position == _SEPARATE_STEP and f"`{fused}`" in action, action
+    position, action = _chosen(_NOT_FOUND.format(names=repr(separate)))
+    assert position == _FUSED_STEP and f"`{separate[0]}`" in action, action
+    # the same fused name missing, but the printed model shows a fused projection: step 1
+    shown = tuple(_repr([f"{sep}_qkv", f"{sep}_out"]))
+    if fused != f"{sep}_qkv":
+        position, action = _chosen(_NOT_FOUND.format(names=repr([fused])), shown)
+        assert position == _FUSED_STEP and f"`{sep}_qkv`" in action, action
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("Target modules {'q_kv'} not found`(x): Linear(\n_")),
+        max_size=3000,
+    )
+)
+def test_arbitrary_text_never_raises(text: str) -> None:
+    layout_facts([text])
+    layout_values([text, text])
+
+
+def test_long_input_is_capped() -> None:
+    text = "Target modules ['" + "q_" * 40_000 + "'] not found" + "\n  (q_x): Linear()" * 5000
+    assert layout_facts([text]) <= {"model-attention-fused", "model-attention-separate"}
