@@ -25,6 +25,7 @@ from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.providers.step_ranking import rank_steps
 from rca.suggestion.validation import validate
 from tests.support.evidence import message_context
+from tests.support.linear_time import assert_linear
 
 _PEFT = ("peft-target-modules-not-found", 0.9)
 _NOT_FOUND = (
@@ -176,6 +177,10 @@ def test_arbitrary_text_never_raises(text: str) -> None:
     layout_values([text, text])
 
 
-def test_long_input_is_capped() -> None:
-    text = "Target modules ['" + "q_" * 40_000 + "'] not found" + "\n  (q_x): Linear()" * 5000
-    assert layout_facts([text]) <= {"model-attention-fused", "model-attention-separate"}
+def test_long_input_is_read_in_linear_time() -> None:
+    def read(n: int) -> None:
+        text = "Target modules ['" + "q_" * (2 * n) + "'] not found" + "\n  (q_x): Linear()" * n
+        layout_facts([text])
+        layout_values([text])
+
+    assert_linear(read, 500, 20_000)
