@@ -27,6 +27,7 @@ from rca.suggestion.evidence import (
     evidence_from_retrieved,
     joined_items,
     stored_bodies,
+    stored_checksums,
     stored_documented_runbooks,
     with_documented_runbooks,
 )
@@ -47,16 +48,21 @@ def _cache_key(
     model: str,
     signals: dict[str, Any],
     retrieved: list[dict[str, Any]],
+    checksums: dict[str, str] | None = None,
 ) -> str:
     """Same project, provider, prompt, signals and evidence: the same suggestion.
 
     The project is part of the key: a suggestion is written from one project's evidence
     (its accepted fixes, its rejections), so another project never gets it from the cache.
     A past fix is identified by its incident (it has no chunk), a runbook a release-notes
-    row joined by its slug and its steps (neither has a chunk).
+    row joined by its slug, its steps and its file's checksum (`checksums`, by slug): it
+    has no chunk, and an edit of its steps' `Applies:` conditions alone changes no step
+    text, yet may change which step is chosen. A ranked runbook's chunks are rewritten on
+    any edit, so its chunk ids say as much.
     """
+    checksums = checksums or {}
     evidence = [
-        (r["kind"], r["joined"], r["slug"], r["text"])
+        (r["kind"], r["joined"], r["slug"], r["text"], checksums.get(r["slug"], ""))
         if r.get("joined")
         else (r["kind"], r["chunk_id"], r.get("incident_id"))
         for r in retrieved
@@ -169,7 +175,8 @@ def _run(analysis: Analysis, incident: Incident, token: datetime, *, force: bool
     retrieved_rows = [r.as_dict() for r in items + joined_items(ctx.evidence[len(evidence) :])]
     provider, name = provider_from_settings()
     model = getattr(provider, "model", "")
-    key = _cache_key(incident.project_id, name, model, signals.as_dict(), retrieved_rows)
+    checksums = stored_checksums(r["slug"] for r in retrieved_rows if r.get("joined"))
+    key = _cache_key(incident.project_id, name, model, signals.as_dict(), retrieved_rows, checksums)
     cached = (
         None
         if force

@@ -24,6 +24,7 @@ __all__ = [
     "evidence_from_retrieved",
     "joined_items",
     "stored_bodies",
+    "stored_checksums",
     "stored_documented_runbooks",
     "with_documented_runbooks",
 ]
@@ -75,6 +76,17 @@ def stored_bodies(slugs: Iterable[str]) -> dict[str, str]:
     from rca.models import Runbook
 
     return dict(Runbook.objects.filter(slug__in=list(slugs)).values_list("slug", "body"))
+
+
+def stored_checksums(slugs: Iterable[str]) -> dict[str, str]:
+    """The file checksums of the stored runbooks with these slugs (one query; none asked
+    when there are no slugs)."""
+    from rca.models import Runbook
+
+    wanted = list(slugs)
+    if not wanted:
+        return {}
+    return dict(Runbook.objects.filter(slug__in=wanted).values_list("slug", "checksum"))
 
 
 def stored_documented_runbooks() -> list[Evidence]:

@@ -128,3 +128,23 @@ def test_a_cached_suggestion_is_not_reused_when_the_joined_runbooks_differ(
 
     fourth = _analysed(project, "fourth")  # the same joined runbooks again: the cache answers
     assert [a.get("cache_hit_of_analysis") for a in fourth.attempts] == [third.pk]
+
+
+def test_an_edit_of_a_joined_runbooks_conditions_alone_is_no_cache_hit(
+    project, tmp_path: Path, settings
+) -> None:
+    """Its steps' words the same, one step's `Applies:` condition changed: which step
+    applies may differ, so the cached suggestion is not reused."""
+    first = _analysed(project, "first")
+    assert _NUMPY in _joined(first)
+    _edited(
+        tmp_path,
+        settings,
+        "Applies: {unless: [numpy-older-than-build]}\n3.",
+        "Applies: {unless: [numpy-older-than-build, version-above-supported]}\n3.",
+    )
+    second = _analysed(project, "second")
+    assert _ranked(second) == _ranked(first) and _joined(second) == _joined(first)
+    assert [r["text"] for r in second.retrieved] == [r["text"] for r in first.retrieved]
+    assert not any("cache_hit_of_analysis" in a for a in second.attempts), second.attempts
+    assert second.cache_key != first.cache_key
