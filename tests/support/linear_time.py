@@ -7,6 +7,11 @@ modest input can finish in time. Here the same reader runs on a small and a larg
 built the same way, and the large one may cost at most `SLACK` times its share of the
 small one's time (linear: the size ratio; quadratic: its square, 40x more at the default
 sizes). An absolute floor keeps timer noise on a tiny small input from failing it.
+
+What it cannot see: a reader that cuts its input at a fixed length costs the same at both
+sizes once both pass the cut, so a pattern that explodes *inside* the cut passes here
+(a review found a capped `(a|a)*b` at 3.2 s for both). Pick sizes whose large input stays
+under the reader's cut; for the cut itself, a test of its bound (what is read past it).
 """
 
 from __future__ import annotations
