@@ -65,6 +65,22 @@ _AFTER, _BEFORE = 48, 24
 #: A number these words precede is the driver it moves from or avoids, not its target.
 _NOT_TARGET = ("from", "not", "of", "installed", "installed:", "current", "currently")
 _CLAUSE_BREAKS = (". ", "; ", "\n", "? ", "! ")
+#: A requirement, not a target: a number a requirement word introduces in its clause ("needs
+#: NVIDIA driver 530", "at least the R525 driver", "driver >= 525.60.13"), read up to the
+#: number.
+_REQUIRED_BEFORE = linear(
+    r"(?:\b(?:at\s+least|min(?:imum)?|requires?|required|needs?|needed|supports?|supported\s+by)"
+    r"\b|>=|≥)[\s:]*(?:(?:an?|the|any|nvidia|gpu|cuda|display|kernel|drivers?|versions?"
+    r"|branch|release|of)\b[\s:]*){0,6}$",
+    ignore_case=True,
+)
+#: A floor after a number ("530 or newer", "R525+"): in a clause that describes what a build
+#: needs or a driver runs ("which any driver 450.80.02 or newer supports") a requirement; in
+#: one that moves the driver ("update it to 525 or newer") still where the step moves it.
+_FLOOR_AFTER = linear(r"^\s*(?:\+|(?:or|and)\s+(?:newer|later|above|higher)\b)", ignore_case=True)
+_DESCRIBING = linear(
+    r"^\s*(?:which|that|whose|as|since|because|so|where|while)\b", ignore_case=True
+)
 _MAX_MATCHES = 24
 #: Units that make a number near "driver" a size or a clock, not a driver version.
 _UNITS = ("mb", "mib", "gb", "gib", "w ", "mhz", "%")
@@ -159,13 +175,40 @@ def _near_driver(text: str, start: int, end: int, words: list[tuple[int, int]]) 
 
 def driver_targets(action: str) -> list[tuple[int, ...]]:
     """The driver versions ``action`` names as where it moves the driver, in order: numbers
-    near the word "driver", except a size or clock (a unit follows) and the driver it moves
-    from or avoids ("from 470", "not 396", "instead of 460")."""
+    near the word "driver", except a size or clock (a unit follows), the driver it moves
+    from or avoids ("from 470", "not 396", "instead of 460"), one a refusal in its clause
+    governs ("do not downgrade the driver to 470") and a requirement ("which need NVIDIA
+    driver 530 or newer")."""
     return [version for version, _ in _named_targets(action)]
 
 
-def _named_targets(action: str) -> list[tuple[tuple[int, ...], str]]:
-    """:func:`driver_targets`, each with the number as written."""
+def _clause(text: str, start: int) -> str:
+    """The text of the clause ``start`` is in, up to ``start`` (a comma ends a clause)."""
+    begin = max(text.rfind(mark, 0, start) for mark in (*_CLAUSE_BREAKS, ", "))
+    return text[begin + 1 : start]
+
+
+def _required(text: str, start: int, end: int, floors: bool) -> bool:
+    """Whether the number at ``start:end`` is a requirement, not where the text moves the
+    driver: a requirement word introduces it, or a floor follows it in a clause that describes
+    rather than moves (any floor, unless ``floors`` keeps those of a moving clause)."""
+    clause = _clause(text, start)
+    if _REQUIRED_BEFORE.search(clause[-_AFTER * 2 :]):
+        return True
+    return bool(_FLOOR_AFTER.search(text[end : end + 16])) and (
+        not floors or bool(_DESCRIBING.search(clause))
+    )
+
+
+def _refused(text: str, start: int) -> bool:
+    """Whether a refusal in its clause governs the number at ``start``: "do not downgrade the
+    driver to 470", "rather than installing NVIDIA driver 470"."""
+    return bool(_REFUSED.search(_clause(text, start)))
+
+
+def _named_targets(action: str, floors: bool = True) -> list[tuple[tuple[int, ...], str]]:
+    """:func:`driver_targets`, each with the number as written; a floor a moving clause sets
+    ("update the driver to 525 or newer") only with ``floors``."""
     text = action[:_MAX_ACTION]
     words = [m.span() for m in islice(_DRIVER_WORD.finditer(text), _MAX_MATCHES)]
     found: list[tuple[tuple[int, ...], str]] = []
@@ -173,6 +216,8 @@ def _named_targets(action: str) -> list[tuple[tuple[int, ...], str]]:
         after = text[match.end() : match.end() + 5].lstrip().lower() + " "
         before = text[max(0, match.start() - 16) : match.start()].lower().split()
         if after.startswith(_UNITS) or (before and before[-1].strip("(,") in _NOT_TARGET):
+            continue
+        if _required(text, *match.span(), floors):
             continue
         version = parse_version(match.group("v"))
         new = version and all(version != seen for seen, _ in found)

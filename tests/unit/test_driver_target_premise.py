@@ -381,3 +381,23 @@ def test_a_step_under_forward_compatibility_is_held_to_the_kernel_driver(
     ctx = message_context(_INSUFFICIENT, _TOO_OLD, logs=(*banner.splitlines(), _CUDA_ONLY[0]))
     action = f"Update the NVIDIA driver to {target} or newer for the CUDA runtime torch uses."
     assert validate(draft(action, _TOO_OLD[0]), ctx).premises_ok is ok
+
+
+def _installed_535() -> AnalysisContext:
+    return message_context(
+        _INSUFFICIENT, _TOO_OLD, logs=(_SMI.format(v="535.104.05", cuda="12.2"),)
+    )
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Install the cu118 build of torch, which any NVIDIA driver 450.80.02 or newer supports.",
+        "Install the PyTorch cu121 wheels, which need NVIDIA driver 530 or newer, so the"
+        " installed 535 driver runs them.",
+    ],
+)
+def test_a_driver_a_build_requires_is_no_target(action: str) -> None:
+    # reviewer (issue 16): a minimum the answer quotes is a requirement, not where it moves
+    assert not driver_targets(action)
+    assert validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
