@@ -217,7 +217,7 @@ def _named_targets(action: str, floors: bool = True) -> list[tuple[tuple[int, ..
         before = text[max(0, match.start() - 16) : match.start()].lower().split()
         if after.startswith(_UNITS) or (before and before[-1].strip("(,") in _NOT_TARGET):
             continue
-        if _required(text, *match.span(), floors):
+        if _required(text, *match.span(), floors) or _refused(text, match.start()):
             continue
         version = parse_version(match.group("v"))
         new = version and all(version != seen for seen, _ in found)

@@ -401,3 +401,18 @@ def test_a_driver_a_build_requires_is_no_target(action: str) -> None:
     # reviewer (issue 16): a minimum the answer quotes is a requirement, not where it moves
     assert not driver_targets(action)
     assert validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Install the PyTorch cu121 wheels and do not downgrade the driver to 470.",
+        "Install the cu121 build of torch instead of downgrading the NVIDIA driver to 470.",
+        "Keep the installed 535 driver rather than installing NVIDIA driver 470; install torch"
+        " cu121.",
+    ],
+)
+def test_a_refused_downgrade_names_no_target(action: str) -> None:
+    # reviewer (issue 16): a refusal in the clause governs the number, not only the word before
+    assert not driver_targets(action)
+    assert validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
