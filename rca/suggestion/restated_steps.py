@@ -2,7 +2,8 @@
 
 A suggestion restates a step of its cited runbook when it holds most of the words of the
 step's action (:func:`restated`), and says a step of any runbook given to its author when it
-holds all the words of one of the step's ``says`` phrases (:func:`said_steps`). The premise
+holds all the words of one of the step's ``says`` phrases outside the clauses it turns down
+(:func:`said_steps`). The premise
 checks (:mod:`.premises`) then hold the suggestion to that step's premise. A suggestion is
 judged by what it says itself: the options it sets and the module names it tells the user to
 use are its own, whatever step it shares words with, and the step's text stands in for them
@@ -20,6 +21,7 @@ from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import StepMetadata
 from rca.suggestion.incident_facts import terms
 from rca.suggestion.module_names import names_to_use
+from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.step_options import options_set_by, runs_script, without_asides
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
 
@@ -109,8 +111,9 @@ def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
 
 def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[tuple[StepMetadata, str]]:
     """The metadata and text of every step given to the draft's author (each runbook in the
-    evidence) whose ``says`` words the draft's action holds, all of one phrase."""
-    action = set(terms((draft.action or "")[:MAX_SCAN]))
+    evidence) whose ``says`` words the draft's action holds, all of one phrase, outside the
+    parts it turns down ("no need to update the driver", :mod:`.negated_clauses`)."""
+    action = set(terms(" ; ".join(said_parts((draft.action or "")[:MAX_SCAN]))))
     found: list[tuple[StepMetadata, str]] = []
     for item in ctx.evidence:
         if item.kind != "runbook":
