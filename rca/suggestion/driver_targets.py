@@ -39,13 +39,19 @@ from itertools import islice
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.compatibility import load_tables
-from rca.suggestion.cuda_components import driver_cuda, forward_compat, shown_drivers
+from rca.suggestion.cuda_components import (
+    component_facts,
+    driver_cuda,
+    forward_compat,
+    shown_drivers,
+)
 from rca.suggestion.driver_mismatch import driver_mismatch
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = [
     "RELATIVE_FACTS",
     "InstalledDriver",
+    "driver_harms",
     "driver_targets",
     "installed_driver",
     "moved_older",
@@ -58,7 +64,14 @@ _MAX_ACTION = 2000
 #: A driver version: three digits and up to two dotted parts, alone or in a branch or
 #: package name ("525", "470.57.02", "R470", "nvidia-driver-535").
 _NUMBER = linear(r"(?:\bR|\b)(?P<v>[1-9]\d{2}(?:\.\d{1,3}){0,2})\b")
-_DRIVER_WORD = linear(r"\bdrivers?\b", ignore_case=True)
+#: Words that make a number near them a driver version: "driver", "NVIDIA" ("downgrade NVIDIA
+#: to 470.82.01", the packages nvidia-driver-NNN, nvidia-utils-NNN, nvidia-dkms-NNN,
+#: nvidia-kernel-common-NNN; cuda-drivers-NNN by "drivers"), a driver "branch" or "series".
+_DRIVER_WORD = linear(r"\b(?:drivers?|nvidia|branch|series)\b", ignore_case=True)
+#: "Replace driver 535 with 470": the number "with" follows in a replacing clause is the one
+#: replaced.
+_REPLACED = linear(r"^\s*with\b", ignore_case=True)
+_REPLACING = linear(r"\b(?:replac\w{0,4}|swap\w{0,4})\b", ignore_case=True)
 #: How far from the word "driver" a number is still its version: after it ("driver 525 or
 #: newer", "driver (R470)"), and before it ("the 535 driver", "R470 branch driver").
 _AFTER, _BEFORE = 48, 24
@@ -106,12 +119,17 @@ class InstalledDriver:
     """The driver the incident shows installed: ``version`` as printed (``exact``), or, when
     only the CUDA release it supports is shown, the lowest driver branch for that release
     (a one-part lower bound). ``libraries`` is the user-space libraries' version when the
-    kernel reports them out of step with the loaded module (:mod:`.driver_mismatch`)."""
+    kernel reports them out of step with the loaded module (:mod:`.driver_mismatch`);
+    ``versions`` the CUDA version facts the incident shows, which make an older driver a harm
+    (:func:`driver_harms`)."""
 
     version: tuple[int, ...]
     shown: str
     exact: bool
     libraries: str = ""
+    #: The CUDA version facts the incident shows (:func:`.component_facts`): a driver too old
+    #: for the runtime, a library major missing, the module and libraries out of step.
+    versions: frozenset[str] = frozenset()
 
     def as_line(self) -> str:
         """The driver in words, for the prompt's incident facts: what a suggestion is held to."""
@@ -150,12 +168,14 @@ def installed_driver(texts: Sequence[str]) -> InstalledDriver | None:
         low, shown = min(versions)
         mismatch = driver_mismatch(texts)
         libraries = mismatch.libraries if mismatch is not None else ""
-        return InstalledDriver(low, shown, True, "" if libraries == shown else libraries)
+        libraries = "" if libraries == shown else libraries
+        return InstalledDriver(low, shown, True, libraries, frozenset(component_facts(texts)))
     if forward_compat(texts):
         return None
     cuda = driver_cuda(texts)
     if floor := _branch_floor(cuda):
-        return InstalledDriver((floor,), f"a driver for CUDA {cuda}, so a {floor} or newer", False)
+        shown = f"a driver for CUDA {cuda}, so a {floor} or newer"
+        return InstalledDriver((floor,), shown, False, versions=frozenset(component_facts(texts)))
     return None
 
 
@@ -179,7 +199,7 @@ def driver_targets(action: str) -> list[tuple[int, ...]]:
     from or avoids ("from 470", "not 396", "instead of 460"), one a refusal in its clause
     governs ("do not downgrade the driver to 470") and a requirement ("which need NVIDIA
     driver 530 or newer")."""
-    return [version for version, _ in _named_targets(action)]
+    return [version for version, _, _ in _named_targets(action)]
 
 
 def _clause(text: str, start: int) -> str:
@@ -188,16 +208,19 @@ def _clause(text: str, start: int) -> str:
     return text[begin + 1 : start]
 
 
-def _required(text: str, start: int, end: int, floors: bool) -> bool:
+def _floor(text: str, end: int) -> bool:
+    """Whether a floor follows the number ending at ``end`` ("530 or newer", "R525+")."""
+    return bool(_FLOOR_AFTER.search(text[end : end + 16]))
+
+
+def _required(text: str, start: int, end: int) -> bool:
     """Whether the number at ``start:end`` is a requirement, not where the text moves the
     driver: a requirement word introduces it, or a floor follows it in a clause that describes
-    rather than moves (any floor, unless ``floors`` keeps those of a moving clause)."""
+    rather than moves."""
     clause = _clause(text, start)
     if _REQUIRED_BEFORE.search(clause[-_AFTER * 2 :]):
         return True
-    return bool(_FLOOR_AFTER.search(text[end : end + 16])) and (
-        not floors or bool(_DESCRIBING.search(clause))
-    )
+    return _floor(text, end) and bool(_DESCRIBING.search(clause))
 
 
 def _refused(text: str, start: int) -> bool:
@@ -206,23 +229,26 @@ def _refused(text: str, start: int) -> bool:
     return bool(_REFUSED.search(_clause(text, start)))
 
 
-def _named_targets(action: str, floors: bool = True) -> list[tuple[tuple[int, ...], str]]:
-    """:func:`driver_targets`, each with the number as written; a floor a moving clause sets
-    ("update the driver to 525 or newer") only with ``floors``."""
+def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
+    """:func:`driver_targets`, each with the number as written and whether it is a floor a
+    moving clause sets ("update the driver to 525 or newer")."""
     text = action[:_MAX_ACTION]
     words = [m.span() for m in islice(_DRIVER_WORD.finditer(text), _MAX_MATCHES)]
-    found: list[tuple[tuple[int, ...], str]] = []
+    found: list[tuple[tuple[int, ...], str, bool]] = []
     for match in islice(_NUMBER.finditer(text), _MAX_MATCHES if words else 0):
         after = text[match.end() : match.end() + 5].lstrip().lower() + " "
         before = text[max(0, match.start() - 16) : match.start()].lower().split()
         if after.startswith(_UNITS) or (before and before[-1].strip("(,") in _NOT_TARGET):
             continue
-        if _required(text, *match.span(), floors) or _refused(text, match.start()):
+        if _required(text, *match.span()) or _refused(text, match.start()):
+            continue
+        replacing = _REPLACING.search(_clause(text, match.start()))
+        if replacing and _REPLACED.search(text[match.end() : match.end() + 8]):
             continue
         version = parse_version(match.group("v"))
-        new = version and all(version != seen for seen, _ in found)
+        new = version and all(version != seen for seen, _, _ in found)
         if new and _near_driver(text, *match.span(), words):
-            found.append((version, match.group("v")))
+            found.append((version, match.group("v"), _floor(text, match.end())))
     return found
 
 
@@ -247,15 +273,34 @@ def _downgrades(text: str) -> bool:
     return False
 
 
-def moved_older(action: str, driver: InstalledDriver | None, facts: Iterable[str]) -> str:
-    """Why ``action`` moves the driver backwards for this incident ("" when it does not)."""
+def moved_older(
+    action: str, driver: InstalledDriver | None, facts: Iterable[str], floors: bool = True
+) -> str:
+    """Why ``action`` moves the driver backwards for this incident ("" when it does not); a
+    floor a moving clause sets ("update it to 525 or newer") is older only with ``floors``."""
     targets = _named_targets(action)
-    if driver is not None and targets and all(_older(t, driver) for t, _ in targets):
-        named = " or ".join(written for _, written in targets)
+    if (
+        driver is not None
+        and targets
+        and all(_older(target, driver) and (floors or not floor) for target, _, floor in targets)
+    ):
+        named = " or ".join(written for _, written, _ in targets)
         return f"the driver it names ({named}) is older than the one installed ({driver.shown})"
     if "driver-older-than-runtime" in facts and _downgrades(action[:_MAX_ACTION]):
         return "it downgrades the driver, which the message says is too old for the CUDA runtime"
     return ""
+
+
+def driver_harms(action: str, driver: InstalledDriver | None) -> list[str]:
+    """Why ``action``, whatever step it restates or none, moves the driver older than the one
+    the incident shows installed, while the incident shows a CUDA version problem the driver
+    bears on (:attr:`InstalledDriver.versions`). Without one (an NCCL hang after a driver
+    update, a GPU only a legacy branch supports) rolling the driver back may be the fix. A
+    floor ("update it to 525 or newer") is no harm: the installed driver already meets it."""
+    if driver is None or not driver.versions:
+        return []
+    why = moved_older(action[:_MAX_ACTION], driver, driver.versions, floors=False)
+    return [f"driver-moved-older: {why}"] if why else []
 
 
 def relative_facts(

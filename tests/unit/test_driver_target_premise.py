@@ -17,7 +17,12 @@ from hypothesis import strategies as st
 
 from rca.suggestion.compatibility import documented_pairing
 from rca.suggestion.context import AnalysisContext
-from rca.suggestion.driver_targets import driver_targets, installed_driver, moved_older
+from rca.suggestion.driver_targets import (
+    driver_harms,
+    driver_targets,
+    installed_driver,
+    moved_older,
+)
 from rca.suggestion.premises import contradictions, read_premises
 from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.step_values import fill_values, incident_values
@@ -416,3 +421,58 @@ def test_a_refused_downgrade_names_no_target(action: str) -> None:
     # reviewer (issue 16): a refusal in the clause governs the number, not only the word before
     assert not driver_targets(action)
     assert validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
+
+
+_OLDER_ANSWERS = [
+    "Use the 470 driver.",
+    "Switch to driver 470.82.01.",
+    "Roll back to the 470 branch.",
+    "Downgrade NVIDIA to 470.82.01 so it matches CUDA 11.4.",
+    "apt-get install cuda-drivers-470",
+    "sudo apt install nvidia-utils-470 nvidia-kernel-common-470 nvidia-dkms-470",
+    "Reinstall the driver from the 470 series.",
+    "Replace driver 535 with 470.",
+]
+
+
+@pytest.mark.parametrize("runbook", [_TOO_OLD[0], "nvidia-driver-kernel-module-mismatch"])
+@pytest.mark.parametrize("action", _OLDER_ANSWERS)
+def test_an_older_driver_is_a_harm_whatever_step_the_answer_restates(
+    action: str, runbook: str
+) -> None:
+    # reviewer (issue 16): read only through a restated step, these passed validation
+    ctx = message_context(
+        _INSUFFICIENT,
+        _TOO_OLD,
+        ("nvidia-driver-kernel-module-mismatch", 0.5),
+        logs=(_SMI.format(v="535.104.05", cuda="12.2"),),
+    )
+    assert not validate(draft(action, runbook), ctx).premises_ok, action
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Install a newer driver (550).",
+        "Install NVIDIA driver 550 or newer; older drivers like 470 cannot run CUDA 12.4.",
+        "Install the cu118 build of torch, which any NVIDIA driver 450.80.02 or newer supports.",
+        "Install the cu121 build of torch instead of downgrading the NVIDIA driver to 470.",
+    ],
+)
+def test_a_newer_driver_or_a_floor_met_is_no_harm(action: str) -> None:
+    ctx = _installed_535()
+    assert validate(draft(action, "nvidia-driver-kernel-module-mismatch"), ctx).premises_ok, action
+    assert not driver_harms(action, installed_driver([_SMI.format(v="535.104.05", cuda="12.2")]))
+
+
+def test_a_floor_the_installed_driver_meets_is_no_harm() -> None:
+    # the step-relative check still rules out a step whose floor is met (it does not apply)
+    driver = installed_driver([_INSUFFICIENT, _SMI.format(v="535.104.05", cuda="12.2")])
+    assert not driver_harms("Update the NVIDIA driver to 525 or newer.", driver)
+    assert driver_harms("Update the NVIDIA driver to 525.", driver)
+
+
+def test_an_older_driver_is_no_harm_without_a_cuda_version_problem() -> None:
+    # a GPU only a legacy branch supports, an NCCL hang after an update: rolling back may fix it
+    driver = installed_driver([_SMI.format(v="535.104.05", cuda="12.2")])
+    assert driver is not None and not driver_harms("Install the 470 legacy driver.", driver)
