@@ -16,12 +16,7 @@ from dataclasses import dataclass
 
 from ingest.parsing.frames import Frame
 from rca.suggestion.driver_targets import RELATIVE_FACTS as DRIVER_FACTS
-from rca.suggestion.driver_targets import (
-    InstalledDriver,
-    driver_harms,
-    driver_targets,
-    installed_driver,
-)
+from rca.suggestion.driver_targets import InstalledDriver, driver_harms, installed_driver
 from rca.suggestion.driver_targets import relative_facts as driver_facts
 from rca.suggestion.module_names import (
     MODULE_FACTS,
@@ -83,12 +78,10 @@ def relative_facts(
 ) -> dict[str, str]:
     """The step-relative facts among ``unless`` that hold, each with why. ``step`` is the
     step's wording (filled) a suggestion restates, ``wording`` the suggestion's action (or
-    the filled step), ``said`` the text of a step whose ``says`` words it holds. A suggestion
-    is held to the step's words only for what it says nothing of: one that names a driver
-    version of its own is judged by it, one that names no module by the step's names."""
+    the filled step), ``said`` the text of a step whose ``says`` words it holds: a suggestion
+    that names no module is held to the names of the step it restates or says."""
     unless = frozenset(unless)
-    wordings = [wording] if driver_targets(wording) else [step, wording]
-    found = driver_facts(unless, wordings, shown.driver, facts)
+    found = driver_facts(unless, [step, wording], shown.driver, facts)
     modules = "module-named-missing" in unless
     if modules and (why := misnamed([wording, step, said], shown.modules)):
         found["module-named-missing"] = why
