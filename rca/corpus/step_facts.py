@@ -129,8 +129,9 @@ FACTS: dict[str, str] = {
     ),
     "driver-moved-older": (
         "the driver the step moves to is older than the one the incident shows installed, or"
-        " it downgrades a driver the message says is too old (drivers run older CUDA"
-        " runtimes, never newer ones): read from the step's or the suggestion's own words"
+        " it downgrades a driver the message says is too old (no older driver runs a CUDA"
+        " runtime the installed one cannot): read from the step's or the suggestion's own"
+        " words"
     ),
     "module-named-missing": (
         "a module name the step tells the user to use is one the message says the model lacks"

@@ -133,9 +133,18 @@ class InstalledDriver:
 
     def as_line(self) -> str:
         """The driver in words, for the prompt's incident facts: what a suggestion is held to."""
+        # What holds under NVIDIA's CUDA Compatibility guide
+        # (https://docs.nvidia.com/deploy/cuda-compatibility/): a driver runs the CUDA
+        # runtimes up to the release it reports; a newer runtime of the same major may run
+        # under minor-version compatibility (R525+ for 12.x, with limits such as PTX JIT),
+        # and a newer major only under forward compatibility (the cuda-compat package, on
+        # supported datacenter GPUs). No older driver runs a runtime this one cannot.
         line = (
-            f"installed NVIDIA driver: {self.shown}: drivers run every older CUDA runtime and"
-            " never a newer one, so a driver older than this one fixes no CUDA version mismatch"
+            f"installed NVIDIA driver: {self.shown}: a driver supports the CUDA runtimes up to"
+            " the CUDA version it reports; a newer runtime of the same major may run under"
+            " minor-version compatibility, and forward compatibility needs the cuda-compat"
+            " package on supported datacenter GPUs; a driver older than this one runs no CUDA"
+            " runtime this one cannot, so it fixes no CUDA version mismatch"
         )
         if self.libraries:
             line += (

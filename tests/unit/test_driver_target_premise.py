@@ -476,3 +476,12 @@ def test_an_older_driver_is_no_harm_without_a_cuda_version_problem() -> None:
     # a GPU only a legacy branch supports, an NCCL hang after an update: rolling back may fix it
     driver = installed_driver([_SMI.format(v="535.104.05", cuda="12.2")])
     assert driver is not None and not driver_harms("Install the 470 legacy driver.", driver)
+
+
+def test_the_prompt_line_states_only_what_cuda_compatibility_says() -> None:
+    # reviewer (issue 16): minor-version and forward compatibility run newer runtimes
+    driver = installed_driver([_SMI.format(v="535.104.05", cuda="12.2")])
+    assert driver is not None
+    line = driver.as_line()
+    assert "never a newer" not in line and "every older" not in line
+    assert "up to the CUDA version it reports" in line and "cuda-compat" in line
