@@ -109,12 +109,19 @@ _DRIVER_SHOWN = (
 _LIBCUDA_SHOWN = linear(r"\blibcuda reported version is:?\s*" + _VERSION, ignore_case=True)
 #: NVIDIA's CUDA forward-compatibility package in use: NGC's banner ("CUDA Forward
 #: Compatibility mode ENABLED. Using CUDA 12.4 driver version 550.54.14 with kernel driver
-#: version 470.239.06"), its libraries' path (``/usr/local/cuda-12.4/compat``, the
-#: ``cuda-compat-12-4`` package), or CUDA's error when it cannot run on the GPU ("forward
-#: compatibility was attempted on non supported HW"). Not NGC's "compatibility mode is
+#: version 470.239.06"), CUDA's error when its libcuda cannot run on the GPU ("Forward
+#: compatibility was attempted on non supported HW"), ``LD_LIBRARY_PATH`` holding a compat
+#: directory (``/usr/local/cuda/compat``), or the ``cuda-compat-12-4`` package being or having
+#: been installed. Not a bare listing of ``/usr/local/cuda-12.x/compat/libcuda.so.1``
+#: (``ldconfig -p``, ``find``: nvidia/cuda images ship that directory unused), any other
+#: "forward compatibility" wording (a FutureWarning's), nor NGC's "compatibility mode is
 #: UNAVAILABLE", which says the package is not in use.
 _FORWARD_COMPAT = linear(
-    r"\bforward[ -]compatib|/cuda(?:-\d{1,2}(?:\.\d{1,2})?)?/compat\b|\bcuda-compat\b",
+    r"\bCUDA Forward Compatibility mode ENABLED\b"
+    r"|\bforward compatibility was attempted\b"
+    r"|\bLD_LIBRARY_PATH[\"']?\s*[=:]\s*[\"']?[^\s\"']{0,400}/compat\b"
+    r"|\b(?:install(?:ed|ing)?|setting\s+up|unpacking)\b[^\n]{0,200}?\bcuda-compat-\d"
+    r"|^\s*ii\s+cuda-compat-\d",
     ignore_case=True,
 )
 #: Words after a driver version on its line that make it a requirement, not what is installed.

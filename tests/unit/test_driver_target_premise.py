@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from rca.suggestion.compatibility import documented_pairing
 from rca.suggestion.context import AnalysisContext
+from rca.suggestion.cuda_components import forward_compat
 from rca.suggestion.driver_targets import (
     driver_harms,
     driver_targets,
@@ -331,8 +332,9 @@ _COMPAT_BANNER = (
 )
 _COMPAT_PATHS = [
     "LD_LIBRARY_PATH=/usr/local/cuda/compat:/usr/local/nvidia/lib64",
-    "ldconfig -p | grep libcuda: libcuda.so.1 => /usr/local/cuda-12.4/compat/libcuda.so.1",
+    "export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/local/cuda-12.4/compat",
     "apt-get install -y cuda-compat-12-4",
+    "Setting up cuda-compat-12-4 (550.54.14-1) ...",
 ]
 _CUDA_ONLY = [
     "requires CUDA runtime 12.1 or newer, but cudaDriverGetVersion returned 12040",
@@ -485,3 +487,19 @@ def test_the_prompt_line_states_only_what_cuda_compatibility_says() -> None:
     line = driver.as_line()
     assert "never a newer" not in line and "every older" not in line
     assert "up to the CUDA version it reports" in line and "cuda-compat" in line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "libcuda.so.1 (libc6,x86-64) => /usr/local/cuda-12.4/compat/libcuda.so.1",
+        "/usr/local/cuda-12.2/compat/libcuda.so.1",  # find / -name libcuda.so.1
+        "FutureWarning: pass use_reentrant explicitly for forward compatibility",
+        "See https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
+    ],
+)
+def test_a_compat_directory_or_the_words_alone_show_no_forward_compatibility(text: str) -> None:
+    # reviewer (issue 16): nvidia/cuda images ship the compat directory; it is not in use
+    assert not forward_compat([text, _FOUND_11040])
+    driver = installed_driver([text, _FOUND_11040])
+    assert driver is not None and (driver.version, driver.exact) == ((450,), False)
