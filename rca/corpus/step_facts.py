@@ -127,6 +127,11 @@ FACTS: dict[str, str] = {
         " versions (NVRM API mismatch, NVML driver/library version mismatch): the driver is"
         " loaded, an older module under newer libraries or the other way round"
     ),
+    "driver-libraries-older": (
+        "the user-space NVIDIA driver libraries are older than the loaded kernel module (NVRM"
+        " API mismatch): typically driver libraries installed in a container image, which a"
+        " reboot or module reload does not replace"
+    ),
     "driver-moved-older": (
         "the driver the step moves to is older than the one the incident shows installed, or"
         " it downgrades a driver the message says is too old (no older driver runs a CUDA"

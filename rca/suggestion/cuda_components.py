@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.driver_mismatch import driver_mismatch
+from rca.suggestion.version_numbers import parse_version
 
 __all__ = [
     "VALUE_NAMES",
@@ -306,8 +307,11 @@ def component_facts(texts: Sequence[str]) -> set[str]:
         facts.add("driver-older-than-runtime")
     if missing_soname(texts) is not None:
         facts.add("library-major-missing")
-    if driver_mismatch(texts) is not None:
+    if (mismatch := driver_mismatch(texts)) is not None:
         facts.add("driver-library-mismatch")
+        libraries, module = parse_version(mismatch.libraries), parse_version(mismatch.module)
+        if libraries and module and libraries < module:
+            facts.add("driver-libraries-older")
     return facts
 
 

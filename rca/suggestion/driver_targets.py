@@ -26,8 +26,11 @@ NVIDIA lists for that CUDA family, and only a target of an older branch is older
 NVIDIA's forward-compatibility package, whose libcuda (and so the CUDA release reported) comes
 from a newer branch than the kernel module installed (:mod:`.cuda_components`). When the
 kernel reports its module out of step with the user-space libraries (:mod:`.driver_mismatch`),
-the loaded module is the installed driver and the libraries' release is no older target: a
-step that brings both halves to it fixes the mismatch, whichever half is older.
+the loaded module is the installed driver. Libraries newer than it are a package upgrade
+waiting for a reboot, and a step that moves to them moves the driver forward; libraries older
+than it (``driver-libraries-older``) are mostly driver libraries installed in a container
+image, and moving the host's driver down to them is still moving it older: removing them
+from the image is the fix.
 Every pattern is linear (:mod:`ingest.linear_regex`) over a capped action.
 """
 
@@ -146,7 +149,13 @@ class InstalledDriver:
             " package on supported datacenter GPUs; a driver older than this one runs no CUDA"
             " runtime this one cannot, so it fixes no CUDA version mismatch"
         )
-        if self.libraries:
+        if self.libraries and "driver-libraries-older" in self.versions:
+            line += (
+                f" (the user-space driver libraries installed are {self.libraries}, older than"
+                " the loaded kernel module: mostly driver libraries installed in a container"
+                " image, which no reboot or reload replaces; remove them and use the host's)"
+            )
+        elif self.libraries:
             line += (
                 f" (the user-space driver libraries installed are {self.libraries}, out of step"
                 " with the loaded kernel module: the two must be brought to one version)"
@@ -262,12 +271,10 @@ def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
 
 
 def _older(target: tuple[int, ...], driver: InstalledDriver) -> bool:
-    """Whether ``target`` is older than the installed driver. The release of the user-space
-    libraries installed beside a mismatched module is never older: moving to it is bringing
-    both halves to one version, whichever is newer."""
-    libraries = parse_version(driver.libraries)
-    if libraries and target == libraries[: len(target)]:
-        return False
+    """Whether ``target`` is older than the installed driver. The release of user-space
+    libraries older than a mismatched module is no exception: they are mostly driver
+    libraries installed in a container image, which moving the host's driver down to them
+    does not fix (removing them from the image does)."""
     if not driver.exact:
         return target[0] < driver.version[0]
     return target < driver.version[: len(target)]

@@ -18,6 +18,7 @@ from rca.suggestion.cuda_components import component_facts, component_values
 from rca.suggestion.driver_mismatch import DriverMismatch, driver_mismatch
 from rca.suggestion.driver_targets import installed_driver, moved_older
 from rca.suggestion.validation import validate
+from rca.suggestion.version_numbers import parse_version
 from tests.support.evidence import draft, message_context
 from tests.support.linear_time import assert_linear
 from tests.support.vendor_routing import route_incident, route_message
@@ -175,12 +176,15 @@ def test_the_driver_direction_is_held_to_the_loaded_module(action: str, older: b
 @pytest.mark.parametrize(
     ("action", "older"),
     [
-        # the libraries are older than the loaded module: matching them is no downgrade
-        ("Reinstall the NVIDIA driver 570.133.07 so the module matches the libraries.", False),
+        # the libraries are older than the loaded module (mostly ones a container image
+        # bundles): moving the host's driver down to them still moves it older (reviewer,
+        # issue 16); removing them from the image is the fix
+        ("Reinstall the NVIDIA driver 570.133.07 so the module matches the libraries.", True),
         ("Install NVIDIA driver 560 for the running kernel.", True),
+        ("Install NVIDIA driver 580 for the running kernel.", False),
     ],
 )
-def test_matching_older_libraries_is_no_move_backwards(action: str, older: bool) -> None:
+def test_matching_older_libraries_still_moves_the_driver_older(action: str, older: bool) -> None:
     driver = installed_driver([_nvrm("570.133.07", "575.51.02")])
     assert bool(moved_older(action, driver, set())) is older
 
@@ -227,7 +231,10 @@ def test_metamorphic_the_answer_follows_the_versions(client: str, module: str, s
     assert driver_mismatch([message]) == DriverMismatch(module, client)
     _, _, answer = route_message("none (dmesg)", message)
     assert answer.runbook == _SLUG
-    assert f"({module})" in answer.action and f"({client})" in answer.action, answer.action
+    if parse_version(client) < parse_version(module):  # libraries an image bundles
+        assert answer.action.startswith("Remove NVIDIA driver packages"), answer.action
+    else:
+        assert f"({module})" in answer.action and f"({client})" in answer.action, answer.action
 
 
 @given(
@@ -255,3 +262,16 @@ def test_long_adversarial_text_is_read_in_linear_time() -> None:
         driver_mismatch(texts * 5)
 
     assert_linear(read, 500, 20_000)
+
+
+def test_libraries_older_than_the_module_are_removed_from_the_image_not_reloaded() -> None:
+    # reviewer (issue 16): a reboot or reload cannot replace libraries a container bundles
+    message = _nvrm(client="470.82.01", module="535.104.05")
+    assert "driver-libraries-older" in component_facts([message])
+    assert "driver-libraries-older" not in component_facts([_nvrm()])
+    found, ctx, answer = route_message("none (dmesg)", message)
+    assert found[0].slug == answer.runbook == _SLUG
+    assert answer.action.startswith("Remove NVIDIA driver packages installed inside the image")
+    assert validate(answer, ctx).ok
+    reload = "Reboot, or reload the NVIDIA kernel modules so the loaded module matches."
+    assert not validate(draft(reload, _SLUG), ctx).premises_ok
