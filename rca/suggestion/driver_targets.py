@@ -176,15 +176,19 @@ def _branch_floor(cuda: str) -> int:
 
 def installed_driver(texts: Sequence[str]) -> InstalledDriver | None:
     """The installed driver the texts show; of two different ones (a kernel module and its
-    user-space library after an upgrade), the older, which bounds both from below. Under the
+    user-space library after an upgrade), the older, which bounds both from below, unless the
+    kernel reports its loaded module out of step with the libraries: then the module. Under the
     forward-compatibility package the CUDA release libcuda supports is the package's, so it
     bounds nothing (:func:`~rca.suggestion.cuda_components.forward_compat`)."""
     versions = [
         (version, text) for text in shown_drivers(texts) if (version := parse_version(text))
     ]
+    mismatch = driver_mismatch(texts)
+    if mismatch is not None and (module := parse_version(mismatch.module)):
+        # the loaded module wins over the user-space half (TF's "libcuda reported version")
+        versions = [(module, mismatch.module)]
     if versions:
         low, shown = min(versions)
-        mismatch = driver_mismatch(texts)
         libraries = mismatch.libraries if mismatch is not None else ""
         libraries = "" if libraries == shown else libraries
         return InstalledDriver(low, shown, True, libraries, frozenset(component_facts(texts)))

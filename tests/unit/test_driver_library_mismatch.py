@@ -275,3 +275,15 @@ def test_libraries_older_than_the_module_are_removed_from_the_image_not_reloaded
     assert validate(answer, ctx).ok
     reload = "Reboot, or reload the NVIDIA kernel modules so the loaded module matches."
     assert not validate(draft(reload, _SLUG), ctx).premises_ok
+
+
+def test_the_loaded_module_wins_over_an_older_libcuda_report() -> None:
+    # reviewer (issue 16): TF's "libcuda reported version" is the client, not the installed driver
+    texts = [
+        _nvrm(client="570.133.07", module="575.51.02"),
+        "cuda_diagnostics.cc:199] libcuda reported version is: 570.133.7",
+        "cuda_diagnostics.cc:203] kernel reported version is: 575.51.2",
+    ]
+    driver = installed_driver(texts)
+    assert driver is not None and driver.version == (575, 51, 2), driver
+    assert moved_older("Install NVIDIA driver 572 for the running kernel.", driver, set())
