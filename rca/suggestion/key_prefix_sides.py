@@ -36,7 +36,14 @@ from ingest.linear_regex import compile as linear
 from rca.suggestion.prefix_shift import non_strict_violations, prefix_shift_facts
 from rca.suggestion.state_dict_keys import key_prefix, read_key_lists
 
-__all__ = ["ShownKeys", "prefix_moves", "prefix_side_facts", "prefix_violations", "read_shown_keys"]
+__all__ = [
+    "ShownKeys",
+    "moves_a_prefix",
+    "prefix_moves",
+    "prefix_side_facts",
+    "prefix_violations",
+    "read_shown_keys",
+]
 
 _MAX_TEXT = 200_000
 _MAX_KEYS = 200
@@ -133,6 +140,13 @@ def prefix_moves(action: str) -> list[tuple[str, str]]:
     return moves
 
 
+def moves_a_prefix(action: str) -> bool:
+    """Whether ``action`` strips or adds a key prefix itself, on either side: an answer that
+    restates a step is then judged by its own move (:func:`.premises.shown_harms`)."""
+    text = (action or "")[:_MAX_ACTION]
+    return any(pattern.search(text) for pattern in (*_STRIPS, *_ADDS))
+
+
 def _all_start(keys: Sequence[str], prefix: str) -> bool:
     return bool(keys) and all(key.startswith(prefix) for key in keys)
 
@@ -141,11 +155,14 @@ def _none_start(keys: Sequence[str], prefix: str) -> bool:
     return bool(keys) and not any(key.startswith(prefix) for key in keys)
 
 
-def prefix_violations(action: str, keys: ShownKeys) -> list[str]:
+def prefix_violations(action: str, keys: ShownKeys, moves: bool = True) -> list[str]:
     """Why the keys shown make the action's prefix change already done or harmful, or its
     non-strict load match nothing (:mod:`.prefix_shift`); empty when they do not, or when no
-    keys are shown."""
+    keys are shown. Without ``moves``, only the non-strict load is read (an answer restating
+    the step moves a prefix its own way)."""
     reasons: list[str] = non_strict_violations(action, keys)
+    if not moves:
+        return reasons
     shown = (*keys.checkpoint, *keys.model)
     # A step may show one prefix as the example of a family ("`module.` (likewise
     # `_orig_mod.`)"): when another prefix it quotes is the one the keys carry, the example

@@ -46,6 +46,7 @@ __all__ = [
     "NamedLimit",
     "RuledOutValue",
     "limit_violations",
+    "moved_limits",
     "read_named_limits",
     "read_ruled_out_values",
 ]
@@ -363,6 +364,31 @@ def _limit_reason(tokens: list[str], limit: NamedLimit, raising: bool) -> str | 
                 " supported range"
             )
     return None
+
+
+def _moves(tokens: list[str], limit: NamedLimit) -> bool:
+    """Whether ``tokens`` (one clause) move ``limit``'s setting at all: give it a number or a
+    way ("opset 17", "a lower opset", "raise the opset"), whichever way that goes."""
+    lowered = [token.lower().strip(".") for token in tokens]
+    for at, token in enumerate(lowered):
+        if not set(_words(token.replace("_", " "))) & set(limit.words):
+            continue
+        if set(lowered[max(0, at - 6) : at]) & _CAPABILITY:
+            continue
+        if _number_after(tokens, at, limit) is not None:
+            return True
+        if set(lowered[max(0, at - 6) : at]) & (_UP | _DOWN):
+            return True
+        if set(lowered[at + 1 : at + 3]) & (_UP_AFTER | _DOWN_AFTER):
+            return True
+    return False
+
+
+def moved_limits(action: str, limits: Sequence[NamedLimit]) -> tuple[NamedLimit, ...]:
+    """The limits whose setting ``action`` moves itself, either way: an answer that restates
+    a step is judged by its own moves of these (:func:`.premises.shown_harms`), not the step's."""
+    clauses = _clause_tokens(attach_open_ranges((action or "")[:_MAX_ACTION]))
+    return tuple(limit for limit in limits if any(_moves(tokens, limit) for tokens in clauses))
 
 
 def _value_reason(tokens: list[str], ruled: RuledOutValue, option_values: list[str]) -> str | None:

@@ -6,8 +6,9 @@ A runbook step's premises are its ``unless``, ``sets`` and ``api`` conditions
 checks run on every suggestion, offline or from an LLM, in :func:`premise_complaints`:
 
 - the suggestion restates a step of its cited runbook (most of the step's own action words,
-  :mod:`.restated_steps`) whose premise the incident contradicts; the options it sets and
-  the module names it gives are its own, the step's text standing in only where it names none;
+  :mod:`.restated_steps`) whose premise the incident contradicts; the options it sets, the
+  module names, tensor targets, key prefix moves, driver versions and limit moves it gives are
+  its own, the step's text standing in only for a kind it says nothing of;
 - the suggestion says what a step's ``says`` words name (stripping a key prefix, saving the
   unwrapped model), in any wording and citing any runbook, and the incident contradicts that
   step's premise;
@@ -66,6 +67,7 @@ from rca.suggestion.named_limits import (
     NamedLimit,
     RuledOutValue,
     limit_violations,
+    moved_limits,
     read_named_limits,
     read_ruled_out_values,
 )
@@ -242,12 +244,19 @@ def _repeats(option: StepOption, premises: Premises) -> str | None:
     return f"{shown[0]}={shown[1]}" if shown[1] else shown[0]
 
 
+def _tensor_repeats(action: str, premises: Premises) -> list[str]:
+    """What ``action`` makes of a tensor that the incident shows already done."""
+    tensors = repeated_tensor_targets(action, premises.tensors)
+    return [f"the incident shows {why}" for why in tensors]
+
+
 def option_contradictions(
-    action: str, premises: Premises, declared: tuple[str, ...] = ()
+    action: str, premises: Premises, declared: tuple[str, ...] = (), tensors: bool = True
 ) -> list[str]:
     """Why the incident contradicts what ``action`` sets: its first option (or one of the
     ``declared`` ``sets`` names) is already shown at that value, or the script it runs is
-    the one the incident shows failing, with every flag it passes already passed."""
+    the one the incident shows failing, with every flag it passes already passed; with
+    ``tensors``, also a tensor it moves or casts to what the incident shows it already is."""
     reasons: list[str] = []
     command = runs_script(action)  # then only the script command's flags are its change
     named = options_set_by(action)
@@ -267,22 +276,27 @@ def option_contradictions(
     for script, flags in scripts_run_by(action):
         if script in premises.scripts and all(premises.shown(flag) for flag in flags):
             reasons.append(f"the incident shows {script} is the script that fails")
-    tensors = repeated_tensor_targets(action, premises.tensors)
-    reasons += [f"the incident shows {why}" for why in tensors]
-    return reasons
+    return reasons + (_tensor_repeats(action, premises) if tensors else [])
 
 
-def shown_harms(action: str, premises: Premises, modules: bool = True) -> list[str]:
+def shown_harms(action: str, premises: Premises, answer: str | None = None) -> list[str]:
     """Why what the incident shows makes ``action`` go the wrong way or repeat what is done:
     a limit or a ruled-out value the message names, the side a key prefix is on, tensors
     that are empty, a module PEFT says the model lacks (:mod:`.named_limits`,
-    :mod:`.key_prefix_sides`, :mod:`.empty_tensors`, :mod:`.step_relative`); the module
-    names only with ``modules`` (a suggestion restating the step names its own)."""
+    :mod:`.key_prefix_sides`, :mod:`.empty_tensors`, :mod:`.step_relative`). ``answer`` is
+    the action of a suggestion restating the step whose text ``action`` is: a limit it moves,
+    a key prefix it strips or adds, a driver version and module names it gives are its own
+    (judged on its own words), so the step's are read only for the kinds it says nothing of."""
+    limits, prefixes, drivers, modules = premises.limits, True, True, True
+    if answer is not None:
+        own, moved = own_kinds(answer), moved_limits(answer, premises.limits)
+        limits = tuple(limit for limit in premises.limits if limit not in moved)
+        prefixes, drivers, modules = not own.prefixes, not own.drivers, not own.modules
     return [
-        *limit_violations(action, premises.limits, premises.ruled_out),
-        *prefix_violations(action, premises.keys),
+        *limit_violations(action, limits, premises.ruled_out),
+        *prefix_violations(action, premises.keys, moves=prefixes),
         *resize_violations(action, premises.facts),
-        *(premises.relative.harms(action) if modules else []),
+        *premises.relative.harms(action, drivers=drivers, modules=modules),
     ]
 
 
@@ -302,9 +316,11 @@ def contradictions(
     it does not). ``step`` is the text of a step a suggestion restates and ``wording`` the
     suggestion's action. A suggestion is judged by what it says (:func:`.own_kinds`): the
     options it sets itself are checked, with the step's ``sets``; only when it sets none are
-    the step's own options read from ``step`` (with the values it gives them). The module
-    names the step gives count only when the suggestion names none. Step-relative facts of
-    ``unless`` are read from ``step``, ``wording`` and ``said`` (:mod:`.step_relative`)."""
+    the step's own options read from ``step`` (with the values it gives them). Likewise what
+    it makes of a tensor, the limits it moves, the key prefix it strips or adds and the
+    module names it gives: the step's count only for a kind the suggestion says nothing of
+    (:func:`shown_harms`). Step-relative facts of ``unless`` are read from ``step``,
+    ``wording`` and ``said`` (:mod:`.step_relative`)."""
     own = own_kinds(wording if step else "")
     relative = relative_facts(meta.unless, step, wording, premises.relative, premises.facts, said)
     reasons = [f"the incident shows {FACTS[f]}" for f in meta.unless if f in premises.facts]
@@ -312,10 +328,12 @@ def contradictions(
     reasons += mode_contradictions(meta.mode, premises.facts)
     actions = _step_actions(step) if step else [""]
     for action in [wording] if own.options else actions:
-        found = option_contradictions(action, premises, meta.sets)
+        found = option_contradictions(action, premises, meta.sets, tensors=False)
         reasons += [reason for reason in found if reason not in reasons]
+    for action in [wording] if own.tensors else actions:
+        reasons += [reason for reason in _tensor_repeats(action, premises) if reason not in reasons]
     for action in actions:
-        found = shown_harms(action, premises, modules=not own.modules)
+        found = shown_harms(action, premises, answer=wording if step else None)
         reasons += [reason for reason in found if reason not in reasons]
     if set(meta.variants) & premises.frameworks:
         return reasons  # worded for the incident's framework by its variant (step_values)

@@ -3,13 +3,14 @@
 A suggestion restates a step of its cited runbook when it holds most of the words of the
 step's action (:func:`restated`), and says a step of any runbook given to its author when it
 holds all the words of one of the step's ``says`` phrases outside the clauses it turns down
-(:func:`said_steps`). The premise
-checks (:mod:`.premises`) then hold the suggestion to that step's premise. A suggestion is
-judged by what it says itself: the options it sets and the module names it tells the user to
-use are its own, whatever step it shares words with, and the step's text stands in for them
-only when it names none (:func:`own_kinds`). "Don't use `query_key_value`; set
-`target_modules` to `q_proj`, `v_proj`" shares most words with a step that names
-`query_key_value`, yet names the split projections, not the fused one.
+(:func:`said_steps`). The premise checks (:mod:`.premises`) then hold the suggestion to that
+step's premise. A suggestion is judged by what it says itself: the options it sets, the module
+names it tells the user to use, what it makes of a tensor, the key prefix it strips or adds,
+the driver version it names and the way it moves a limited setting are its own, whatever step
+it shares words with, and the step's text stands in for each kind only when it says nothing of
+it (:func:`own_kinds`). "Don't use `query_key_value`; set `target_modules` to `q_proj`,
+`v_proj`" shares most words with a step that names `query_key_value`, yet names the split
+projections, not the fused one.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import StepMetadata
+from rca.suggestion.driver_targets import driver_targets
 from rca.suggestion.incident_facts import terms
+from rca.suggestion.key_prefix_sides import moves_a_prefix
 from rca.suggestion.module_names import names_to_use
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.step_options import options_set_by, runs_script, without_asides
+from rca.suggestion.step_tensors import tensor_targets
 from rca.suggestion.step_values import fill_values, incident_values, step_wordings
 
 if TYPE_CHECKING:
@@ -60,13 +64,21 @@ class OwnKinds:
 
     options: bool  # it sets options or runs a script
     modules: bool  # it names modules to use
+    tensors: bool = False  # it moves, casts or reshapes a tensor
+    prefixes: bool = False  # it strips or adds a key prefix
+    drivers: bool = False  # it names a driver version to move to
 
 
 def own_kinds(answer: str) -> OwnKinds:
-    """Whether ``answer`` sets options (or runs a script) and names modules to use itself."""
+    """What ``answer`` says itself: whether it sets options (or runs a script), names modules
+    to use, gives a tensor a device, dtype or shape, strips or adds a key prefix, and names a
+    driver version. (Which limits it moves depends on the incident's:
+    :func:`.named_limits.moved_limits`.)"""
     text = answer[:MAX_SCAN]
     options = runs_script(text) or any(o.how in ("set", "change") for o in options_set_by(text))
-    return OwnKinds(options, bool(names_to_use(text)))
+    modules, tensors = bool(names_to_use(text)), bool(tensor_targets(text))
+    drivers = bool(driver_targets(text))
+    return OwnKinds(options, modules, tensors, moves_a_prefix(text), drivers)
 
 
 def step_action(step: str) -> str:

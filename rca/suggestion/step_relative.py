@@ -16,7 +16,12 @@ from dataclasses import dataclass
 
 from ingest.parsing.frames import Frame
 from rca.suggestion.driver_targets import RELATIVE_FACTS as DRIVER_FACTS
-from rca.suggestion.driver_targets import InstalledDriver, driver_harms, installed_driver
+from rca.suggestion.driver_targets import (
+    InstalledDriver,
+    driver_harms,
+    driver_targets,
+    installed_driver,
+)
 from rca.suggestion.driver_targets import relative_facts as driver_facts
 from rca.suggestion.module_names import (
     MODULE_FACTS,
@@ -44,11 +49,15 @@ class StepRelative:
         driver = [self.driver.as_line()] if self.driver is not None else []
         return driver + self.modules.as_lines()
 
-    def harms(self, action: str) -> list[str]:
+    def harms(self, action: str, drivers: bool = True, modules: bool = True) -> list[str]:
         """What in ``action`` the incident rules out whichever step it restates: a driver older
         than the one installed (:func:`.driver_harms`), a module PEFT's message lists as
-        matching nothing (:func:`.missing_module_harms`)."""
-        return [*driver_harms(action, self.driver), *missing_module_harms(action, self.modules)]
+        matching nothing (:func:`.missing_module_harms`); each kind only when asked (a step's
+        text is not read for a kind the answer restating it says itself)."""
+        return [
+            *(driver_harms(action, self.driver) if drivers else []),
+            *(missing_module_harms(action, self.modules) if modules else []),
+        ]
 
 
 def _module_getattr(frames: Sequence[Frame]) -> bool:
@@ -78,10 +87,12 @@ def relative_facts(
 ) -> dict[str, str]:
     """The step-relative facts among ``unless`` that hold, each with why. ``step`` is the
     step's wording (filled) a suggestion restates, ``wording`` the suggestion's action (or
-    the filled step), ``said`` the text of a step whose ``says`` words it holds: a suggestion
-    that names no module is held to the names of the step it restates or says."""
+    the filled step), ``said`` the text of a step whose ``says`` words it holds. A suggestion
+    is held to the step's words only for what it says nothing of: one that names a driver
+    version of its own is judged by it, one that names no module by the step's names."""
     unless = frozenset(unless)
-    found = driver_facts(unless, [step, wording], shown.driver, facts)
+    wordings = [wording] if driver_targets(wording) else [step, wording]
+    found = driver_facts(unless, wordings, shown.driver, facts)
     modules = "module-named-missing" in unless
     if modules and (why := misnamed([wording, step, said], shown.modules)):
         found["module-named-missing"] = why

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from rca.suggestion.negated_clauses import said_parts
-from rca.suggestion.premises import premise_complaints, read_premises
-from tests.support.evidence import draft, message_context
+from rca.suggestion.premises import premise_complaints, read_premises, shown_harms
+from tests.support.evidence import draft, incident_context, message_context
 from tests.support.linear_time import assert_linear
 
 
@@ -78,3 +78,112 @@ def test_said_parts_take_linear_time() -> None:
         said_parts("not help " * (n // 9))
 
     assert_linear(read, 100, 4000)
+
+
+_OPSET = "ValueError: make_sure failure: Opset 19 is not supported yet. Please use a lower opset"
+_TYPES = (
+    "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.cuda.HalfTensor)"
+    " should be the same"
+)
+_MODEL_SIDE = (
+    "RuntimeError: Error(s) in loading state_dict for DistributedDataParallel:\n"
+    '\tMissing key(s) in state_dict: "module.projection.0.weight",'
+    ' "module.recur_block.0.0.conv1.weight", "module.head.0.weight", "module.head.2.weight".\n'
+    '\tUnexpected key(s) in state_dict: "projection.0.weight", "recur_block.0.0.conv1.weight",'
+    ' "head.0.weight", "head.2.weight".'
+)
+_ONNX = "onnx-export-unsupported-operator"
+_DEVICE = "device-mismatch-input-weight-type"
+_PREFIX = "checkpoint-keys-module-prefix"
+
+
+@pytest.mark.parametrize(
+    ("action", "runbook", "message"),
+    [
+        (
+            "Export with a lower opset: torch.onnx.export(..., opset_version=17) or optimum-cli"
+            " export onnx --opset 17.",
+            _ONNX,
+            _OPSET,
+        ),
+        (
+            "Cast the input batch to the model's dtype, not its device, when the weight side is"
+            " `cuda` half: `x = x.to(model.dtype)`.",
+            _DEVICE,
+            _TYPES,
+        ),
+        (
+            "Add the `module.` prefix to the checkpoint keys before loading:"
+            ' `sd = {"module." + k: v for k, v in sd.items()}` instead of stripping it.',
+            _PREFIX,
+            _MODEL_SIDE,
+        ),
+    ],
+)
+def test_an_answer_restating_a_step_is_judged_by_its_own_move(
+    action: str, runbook: str, message: str
+) -> None:
+    """The restated step's own text (a newer opset, the input moved to the model's device,
+    the prefix stripped) stands in only for a kind the answer says nothing of."""
+    assert _complaints(action, runbook, message, (runbook, 0.9)) == []
+
+
+@pytest.mark.parametrize(
+    ("action", "runbook", "message", "why"),
+    [
+        (
+            "Move the input batch to the model's device when the weight side is `cuda`",
+            _DEVICE,
+            _TYPES,
+            "the input is already on cuda",
+        ),
+        (
+            'Strip the prefix before loading: `sd = {k.removeprefix("module."): v for k, v in'
+            " sd.items()}`.",
+            _PREFIX,
+            _MODEL_SIDE,
+            "already lack `module.`",
+        ),
+        (
+            "Export with a newer opset (`torch.onnx.export(..., opset_version=20)`;"
+            " `optimum-cli export onnx --opset 20`).",
+            _ONNX,
+            _OPSET,
+            "moving it up goes further",
+        ),
+    ],
+)
+def test_a_restatement_making_the_steps_move_is_still_ruled_out(
+    action: str, runbook: str, message: str, why: str
+) -> None:
+    complaints = _complaints(action, runbook, message, (runbook, 0.9))
+    assert any(why in c for c in complaints), complaints
+
+
+def test_an_answer_naming_its_own_driver_is_judged_by_it() -> None:
+    """The filled step names the build's minimum driver (450.80.02, older than the 535
+    installed); an answer naming 550 is judged by 550."""
+    smi = "| NVIDIA-SMI 535.104.05     Driver Version: 535.104.05      CUDA Version: 12.2     |"
+    message = (
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
+    )
+    ctx = incident_context(message, ("cuda-driver-too-old", 0.9), logs=[smi, "torch==2.1.0+cu118"])
+    action = (
+        "Update the NVIDIA driver on the host to 550 or newer, a version that supports the"
+        " runtime's CUDA version."
+    )
+    assert premise_complaints(draft(action, "cuda-driver-too-old"), ctx, read_premises(ctx)) == []
+    older = "Update the NVIDIA driver on the host to 470, a version that supports the runtime."
+    complaints = premise_complaints(draft(older, "cuda-driver-too-old"), ctx, read_premises(ctx))
+    assert any("driver-moved-older" in c for c in complaints), complaints
+
+
+def test_a_steps_older_driver_stands_in_only_for_an_answer_naming_none() -> None:
+    smi = "| NVIDIA-SMI 535.104.05     Driver Version: 535.104.05      CUDA Version: 12.2     |"
+    message = (
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
+    )
+    premises = read_premises(message_context(message, ("cuda-driver-too-old", 0.9), logs=(smi,)))
+    step = "Install NVIDIA driver 470."
+    assert shown_harms(step, premises, answer="Install NVIDIA driver 550.") == []
+    assert shown_harms(step, premises, answer="Install cuDNN 8.9.") != []
