@@ -347,20 +347,26 @@ def contradictions(
 
 def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises) -> list[str]:
     """What in the draft the incident contradicts, phrased for its author."""
+    action = (draft.action or "")[:MAX_SCAN]
+    repeats = option_contradictions(action, premises)
+    causes = moves_towards(action, premises.causes)
+    harms = shown_harms(action, premises)
     complaints = [
         f"{reason}: do not suggest setting it again; find why the failure happens with it set"
-        for reason in option_contradictions((draft.action or "")[:MAX_SCAN], premises)
+        for reason in repeats
     ]
     complaints += [
         f"{reason}: move it away from the release the incident names as the cause"
-        for reason in moves_towards((draft.action or "")[:MAX_SCAN], premises.causes)
+        for reason in causes
     ]
-    complaints += shown_harms((draft.action or "")[:MAX_SCAN], premises)
-    step, action = restated(draft, ctx), (draft.action or "")[:MAX_SCAN]
-    reasons = contradictions(step[0], premises, step[1], action) if step else []
+    complaints += harms
+    # A reason already given for the draft's own words is not given again for its step.
+    given = {*repeats, *causes, *harms}
+    step = restated(draft, ctx)
+    found = contradictions(step[0], premises, step[1], action) if step else []
     for said, text in said_steps(draft, ctx):
-        said_reasons = contradictions(said, premises, wording=action, said=text)
-        reasons += [reason for reason in said_reasons if reason not in reasons]
+        found += contradictions(said, premises, wording=action, said=text)
+    reasons = [reason for reason in dict.fromkeys(found) if reason not in given]
     if reasons:
         complaints.append(
             "the suggested step does not apply to this incident: " + "; ".join(reasons)

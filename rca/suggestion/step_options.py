@@ -19,7 +19,8 @@ before it: ``remove``/``disable``/... and a ``without``/``instead of`` right bef
 it off; ``lower``/``raise``/... and "higher `X`" change a value, so only the same literal
 value is a repeat; ``check``/``verify`` only look at it; a name after "e.g.", "of",
 "matching", "if", "so", or followed by a verb ("with `X=1` use `cuda:0`") is a reference
-or a condition, not what the step sets.
+or a condition, and one followed by "is already ..." ("`X=True` is already passed") a report,
+not what the step sets.
 
 A step that adds values to a list option ("add `CUDAExecutionProvider` to `providers`",
 "include q_proj and v_proj in `target_modules`", "append `--enable-prefix-caching`... to
@@ -128,6 +129,13 @@ _COMPARED = linear(
 )
 #: Right after a name: a verb, so the name was a condition ("with `X=1` use `cuda:0`").
 _THEN_VERB = linear(r"^[\s,]*(?:use|set|pass|call|run|add|keep)\b", ignore_case=True)
+#: Right after a name: it is reported as it already is ("`X=True` is already passed", "X is
+#: set already"), quoting the incident back, not setting it.
+_REPORTED = linear(
+    r"^[\s`'\"]*(?:(?:is|are|was|were|has|have)(?:\s+been)?\s+)?"
+    r"(?:already|(?:set|passed|enabled|on|given|used)\s+already)\b",
+    ignore_case=True,
+)
 _PROSE_NAME = linear(r"(?:^|[\s(\[,;:])(?P<name>[A-Za-z_][A-Za-z0-9_]*)\b")
 _SCRIPT = linear(
     r"(?:^|\s)(?:(?:python3?|bash|sh)\s+|\./)?(?P<path>[\w./-]*?(?P<name>[\w-]+\.(?:py|sh)))"
@@ -194,7 +202,8 @@ class _Verbs:
         before = self.text[max(0, at - 24) : at].rstrip(" `")
         if _NEGATED.search(before):
             return "unset"
-        if _REFERENCE.search(before) or _THEN_VERB.match(self.text[end : end + 12]):
+        after = self.text[end : end + 40]
+        if _REFERENCE.search(before) or _THEN_VERB.match(after) or _REPORTED.match(after):
             return "other"
         if _COMPARED.search(before):
             return "change"

@@ -10,6 +10,7 @@ import pytest
 
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.premises import premise_complaints, read_premises, shown_harms
+from rca.suggestion.step_options import options_set_by
 from tests.support.evidence import draft, incident_context, message_context
 from tests.support.linear_time import assert_linear
 
@@ -187,3 +188,29 @@ def test_a_steps_older_driver_stands_in_only_for_an_answer_naming_none() -> None
     step = "Install NVIDIA driver 470."
     assert shown_harms(step, premises, answer="Install NVIDIA driver 550.") == []
     assert shown_harms(step, premises, answer="Install cuDNN 8.9.") != []
+
+
+_DDP = (
+    "RuntimeError: Expected to have finished reduction in the prior iteration before starting a"
+    " new one. This error indicates that your module has parameters that were not used in"
+    " producing loss. Since `find_unused_parameters=True` is enabled, this likely  means that"
+    " not all `forward` outputs participate in computing loss."
+)
+
+
+def test_quoting_an_option_back_as_already_passed_does_not_set_it() -> None:
+    action = (
+        "Set `TORCH_DISTRIBUTED_DEBUG=DETAIL` to name the unused parameters;"
+        " `find_unused_parameters=True` is already passed to `DistributedDataParallel`."
+    )
+    assert _complaints(action, "ddp-unused-parameters", _DDP, ("ddp-unused-parameters", 0.9)) == []
+    assert [o.how for o in options_set_by(action)] == ["set", "other"]
+
+
+def test_a_repeated_option_is_one_complaint_not_two() -> None:
+    action = "Pass find_unused_parameters=True to DistributedDataParallel."
+    complaints = _complaints(action, "ddp-unused-parameters", _DDP, ("ddp-unused-parameters", 0.9))
+    assert complaints == [
+        "the incident shows find_unused_parameters=True is already set: do not suggest setting"
+        " it again; find why the failure happens with it set"
+    ]
