@@ -358,7 +358,7 @@ def _limit_reason(tokens: list[str], limit: NamedLimit, raising: bool) -> str | 
             return f"the message says {limit.describe()}; the action sets it to {_show(value)}"
         way = limit.bad_way()
         after = set(lowered[at + 1 : at + 3]) & (_UP_AFTER if way == "up" else _DOWN_AFTER)
-        if way and value is None and (before & (_UP if way == "up" else _DOWN) or after):
+        if way and value is None and (_moved_way(lowered, at, way) or after):
             return (
                 f"the message says {limit.describe()}; moving it {way} goes further from the"
                 " supported range"
@@ -389,6 +389,16 @@ def moved_limits(action: str, limits: Sequence[NamedLimit]) -> tuple[NamedLimit,
     a step is judged by its own moves of these (:func:`.premises.shown_harms`), not the step's."""
     clauses = _clause_tokens(attach_open_ranges((action or "")[:_MAX_ACTION]))
     return tuple(limit for limit in limits if any(_moves(tokens, limit) for tokens in clauses))
+
+
+def _moved_way(lowered: list[str], at: int, way: str) -> bool:
+    """Whether a word before the setting at ``at`` moves it ``way``, not turned down by a
+    word just before it ("not a newer opset", "instead of a higher opset")."""
+    moves = _UP if way == "up" else _DOWN
+    for index in range(at - 1, max(0, at - 6) - 1, -1):
+        if lowered[index] in moves:
+            return not set(lowered[max(0, index - 3) : index]) & _AWAY
+    return False
 
 
 def _value_reason(tokens: list[str], ruled: RuledOutValue, option_values: list[str]) -> str | None:

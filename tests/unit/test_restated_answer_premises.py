@@ -214,3 +214,17 @@ def test_a_repeated_option_is_one_complaint_not_two() -> None:
         "the incident shows find_unused_parameters=True is already set: do not suggest setting"
         " it again; find why the failure happens with it set"
     ]
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Export with an older opset (`opset_version=17` or lower; `optimum-cli export onnx"
+        " --opset 17`), not a newer opset.",
+        "Export with opset 17 instead of a newer opset (`torch.onnx.export(...,"
+        " opset_version=17)`; `optimum-cli export onnx --opset 17`).",
+    ],
+)
+def test_a_limit_move_the_answer_turns_down_is_not_its_move(action: str) -> None:
+    assert _complaints(action, _ONNX, _OPSET, (_ONNX, 0.9)) == []
+
