@@ -28,11 +28,13 @@ advance. Linear: RE2 patterns over bounded texts.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingest.linear_regex import LinearPattern
 from ingest.linear_regex import compile as linear
+from rca.suggestion.negated_clauses import turned_down
 from rca.suggestion.prefix_shift import non_strict_violations, prefix_shift_facts
 from rca.suggestion.state_dict_keys import key_prefix, read_key_lists
 
@@ -125,14 +127,24 @@ def _normal(prefix: str) -> str:
 
 def prefix_moves(action: str) -> list[tuple[str, str]]:
     """("strip" | "add", prefix with its dot) for each prefix the action strips from or adds
-    to the checkpoint's keys (not those it says it changes on the model's side)."""
+    to the checkpoint's keys (not those it says it changes on the model's side, nor those in
+    a clause it turns down: "do not strip the `module.` prefix", :mod:`.negated_clauses`)."""
     text = (action or "")[:_MAX_ACTION]
     if _MODEL_SIDE.search(text):
         return []
+    down = turned_down(text)
+    starts = [start for start, _ in down]
+
+    def refused(at: int) -> bool:
+        index = bisect.bisect_right(starts, at) - 1
+        return index >= 0 and at < down[index][1]
+
     moves: list[tuple[str, str]] = []
     for verb, patterns in (("strip", _STRIPS), ("add", _ADDS)):
         for pattern in patterns:
             for match in pattern.finditer(text):
+                if refused(match.start()):
+                    continue
                 groups = match.groupdict()
                 move = (verb, _normal(groups.get("prefix") or groups.get("prefix2") or ""))
                 if move not in moves:

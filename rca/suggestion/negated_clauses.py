@@ -22,7 +22,7 @@ from itertools import islice
 
 from ingest.linear_regex import compile as linear
 
-__all__ = ["said_parts"]
+__all__ = ["said_parts", "turned_down"]
 
 _MAX_ACTION = 4000
 _MAX_CLAUSES = 400
@@ -42,24 +42,40 @@ _NEGATED_VERB = linear(
 )
 
 
-def _clauses(text: str) -> list[str]:
-    clauses: list[str] = []
+def _clauses(text: str) -> list[tuple[int, int]]:
+    """Where each clause of ``text`` starts and ends."""
+    clauses: list[tuple[int, int]] = []
     start = 0
     for match in islice(_BREAK.finditer(text), _MAX_CLAUSES):
-        clauses.append(text[start : match.start()])
+        clauses.append((start, match.start()))
         start = match.end()
-    clauses.append(text[start:])
+    clauses.append((start, len(text)))
     return clauses
+
+
+def _said_spans(text: str) -> list[tuple[int, int, int]]:
+    """Each clause's start, the end of what it says and its end."""
+    spans: list[tuple[int, int, int]] = []
+    for start, end in _clauses(text):
+        clause = text[start:end]
+        if _NEGATED_VERB.search(clause):
+            spans.append((start, start, end))
+        elif negation := _NEGATION.search(clause):
+            spans.append((start, start + negation.start(), end))
+        else:
+            spans.append((start, end, end))
+    return spans
 
 
 def said_parts(action: str) -> list[str]:
     """The parts of ``action``'s clauses that it says, not turns down (in order)."""
-    parts: list[str] = []
-    for clause in _clauses((action or "")[:_MAX_ACTION]):
-        if not clause.strip() or _NEGATED_VERB.search(clause):
-            continue
-        negation = _NEGATION.search(clause)
-        part = (clause[: negation.start()] if negation else clause).strip()
-        if part:
-            parts.append(part)
-    return parts
+    text = (action or "")[:_MAX_ACTION]
+    parts = [text[start:said].strip() for start, said, _ in _said_spans(text)]
+    return [part for part in parts if part]
+
+
+def turned_down(action: str) -> list[tuple[int, int]]:
+    """Where ``action`` turns down what it names (start, end), in order: "do not strip the
+    `module.` prefix" names a prefix move it does not make."""
+    text = (action or "")[:_MAX_ACTION]
+    return [(said, end) for _, said, end in _said_spans(text) if said < end]

@@ -228,3 +228,15 @@ def test_a_repeated_option_is_one_complaint_not_two() -> None:
 def test_a_limit_move_the_answer_turns_down_is_not_its_move(action: str) -> None:
     assert _complaints(action, _ONNX, _OPSET, (_ONNX, 0.9)) == []
 
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Load the checkpoint into the bare model before wrapping it in DDP"
+        " (`model.module.load_state_dict(sd)`); do not strip the `module.` prefix.",
+        'Do not strip the prefix before loading with `sd = {k.removeprefix("module."): v for'
+        " k, v in sd.items()}`; load into the bare model before wrapping it in DDP instead.",
+    ],
+)
+def test_a_prefix_move_the_answer_turns_down_is_not_its_move(action: str) -> None:
+    assert _complaints(action, _PREFIX, _MODEL_SIDE, (_PREFIX, 0.9)) == []
