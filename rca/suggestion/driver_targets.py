@@ -49,6 +49,7 @@ from rca.suggestion.cuda_components import (
     shown_drivers,
 )
 from rca.suggestion.driver_mismatch import driver_mismatch
+from rca.suggestion.negated_clauses import governed_end, turned_down
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = [
@@ -109,8 +110,10 @@ _DOWNGRADE = linear(
     r"|\bdrivers?\s+downgrade",
     ignore_case=True,
 )
-#: Words before a downgrade in its clause that refuse it: "do not downgrade the driver",
-#: "instead of downgrading the driver, install the cu118 wheels".
+#: Words before a number or a downgrade in its clause that refuse it: "do not downgrade the
+#: driver", "instead of downgrading the driver, install the cu118 wheels". Each governs its
+#: own verb phrase only (:func:`.negated_clauses.governed_end`): "don't upgrade but downgrade
+#: the driver to 460" downgrades it.
 _REFUSED = linear(
     r"\b(?:not|don[’']?t|never|no\s+need\s+to|instead\s+of|rather\s+than|avoid\w{0,3})\b",
     ignore_case=True,
@@ -245,10 +248,16 @@ def _required(text: str, start: int, end: int) -> bool:
     return _floor(text, end) and bool(_DESCRIBING.search(clause))
 
 
-def _refused(text: str, start: int) -> bool:
-    """Whether a refusal in its clause governs the number at ``start``: "do not downgrade the
-    driver to 470", "rather than installing NVIDIA driver 470"."""
-    return bool(_REFUSED.search(_clause(text, start)))
+def _refused(text: str, start: int, down: Sequence[tuple[int, int]]) -> bool:
+    """Whether a refusal in its clause governs the number (or downgrade) at ``start``: "do
+    not downgrade the driver to 470", "rather than installing NVIDIA driver 470"; or the
+    action turns down the part it is in
+    (``down``, :func:`.negated_clauses.turned_down`: "because the 535 one is not required")."""
+    if any(begin <= start < end for begin, end in down):
+        return True
+    clause = _clause(text, start)
+    refusals = islice(_REFUSED.finditer(clause), _MAX_MATCHES)
+    return any(governed_end(clause, refusal.end()) >= len(clause) for refusal in refusals)
 
 
 def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
@@ -257,12 +266,13 @@ def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
     text = action[:_MAX_ACTION]
     words = [m.span() for m in islice(_DRIVER_WORD.finditer(text), _MAX_MATCHES)]
     found: list[tuple[tuple[int, ...], str, bool]] = []
+    down = turned_down(text) if words else []
     for match in islice(_NUMBER.finditer(text), _MAX_MATCHES if words else 0):
         after = text[match.end() : match.end() + 5].lstrip().lower() + " "
         before = text[max(0, match.start() - 16) : match.start()].lower().split()
         if after.startswith(_UNITS) or (before and before[-1].strip("(,") in _NOT_TARGET):
             continue
-        if _required(text, *match.span()) or _refused(text, match.start()):
+        if _required(text, *match.span()) or _refused(text, match.start(), down):
             continue
         replacing = _REPLACING.search(_clause(text, match.start()))
         if replacing and _REPLACED.search(text[match.end() : match.end() + 8]):
@@ -285,12 +295,10 @@ def _older(target: tuple[int, ...], driver: InstalledDriver) -> bool:
 
 
 def _downgrades(text: str) -> bool:
-    """Whether ``text`` downgrades the driver: a downgrade no refusal precedes in its clause."""
-    for match in islice(_DOWNGRADE.finditer(text), _MAX_MATCHES):
-        start = max(text.rfind(mark, 0, match.start()) for mark in (*_CLAUSE_BREAKS, ", "))
-        if not _REFUSED.search(text[start + 1 : match.start()]):
-            return True
-    return False
+    """Whether ``text`` downgrades the driver: a downgrade no refusal in its clause governs."""
+    down = turned_down(text)
+    matches = islice(_DOWNGRADE.finditer(text), _MAX_MATCHES)
+    return any(not _refused(text, match.start(), down) for match in matches)
 
 
 def moved_older(

@@ -6,14 +6,21 @@ what it suggests (:func:`rca.suggestion.restated_steps.said_steps`). The action 
 clauses at ``;``, ``,``, ``:``, a full stop before a space or the end, a line break and
 parentheses (brackets too), and a negation is read inside its clause only:
 
-- from a negating word on, the clause is turned down: "do not update the driver", "never
+- a negating word turns down the verb phrase it governs: "do not update the driver", "never
   install 470", "avoid", "no need to", "install torch instead of (rather than, without)
-  downgrading the driver"; the words before it are still said ("install torch");
-- a clause whose verb is negated after what it names ("updating the NVIDIA driver does not
-  help", "a new driver is not needed", "won't fix it", "is unnecessary") is turned down whole.
+  downgrading the driver"; the words before it are still said ("install torch"), and so are
+  the words from a new verb on: one a coordinating or contrasting word introduces ("don't
+  upgrade but downgrade the driver", "avoid upgrading and roll back the driver", "do not
+  upgrade torch and instead downgrade") or one that follows the governed verb directly
+  ("rather than upgrade downgrade the driver") (:func:`governed_end`);
+- a verb negated after what it names ("updating the NVIDIA driver does not help", "a new
+  driver is not needed", "won't fix it", "is unnecessary") turns down its own subject, from
+  the word that opens its subordinate clause ("downgrade the driver to 460 if upgrading does
+  not help", "because the new one doesn't work", "- a newer one is not needed"), or the whole
+  clause when nothing opens one.
 
-Each clause is searched once by two RE2 patterns (:mod:`ingest.linear_regex`), so the time is
-linear in the (capped) action.
+Every pattern is RE2 (:mod:`ingest.linear_regex`) over a capped action, each searched a
+bounded number of times per clause, so the time is linear in the action.
 """
 
 from __future__ import annotations
@@ -22,24 +29,70 @@ from itertools import islice
 
 from ingest.linear_regex import compile as linear
 
-__all__ = ["said_parts", "turned_down"]
+__all__ = ["governed_end", "said_parts", "turned_down"]
 
 _MAX_ACTION = 4000
 _MAX_CLAUSES = 400
+#: Negations read in one clause at most (each search is linear in the clause).
+_MAX_NEGATIONS = 8
 _BREAK = linear(r"[;,:()\[\]\n]|\.(?:\s|$)")
-#: A word from which the rest of its clause is turned down.
+#: A word that turns down the verb phrase it governs.
 _NEGATION = linear(
     r"\b(?:not|never|no|cannot|avoid\w{0,3}|without|instead\s+of|rather\s+than|other\s+than)\b"
     r"|n['’]t\b",
     ignore_case=True,
 )
-#: A clause whose verb is negated after what it names: the whole clause is turned down.
+#: A verb negated after what it names: it turns down its subject.
 _NEGATED_VERB = linear(
     r"(?:\b(?:not|cannot)|n['’]t)\s+(?:\w+\s+){0,2}?"
     r"(?:help|need|necessary|required|matter|work|fix|solve|change)\w{0,3}\b"
     r"|\b(?:unnecessary|unneeded|pointless|useless)\b",
     ignore_case=True,
 )
+#: An imperative negation ("do not", "don't", "never" opening its verb phrase): it governs
+#: the verb after it, whatever that verb is.
+_IMPERATIVE = linear(
+    r"(?:^\s*|\b(?:and|but|then|so|just|please|also)\s+)((?:do\s*)?)$", ignore_case=True
+)
+#: The word that opens the subordinate clause a postposed negation sits in: the last one
+#: before it is where its subject starts.
+_SUBORDINATE = linear(
+    r"\b(?:if|because|since|as|when|while|though|although|unless|until|once|so|otherwise)\b"
+    r"|\s[-–—]+\s",
+    ignore_case=True,
+)
+#: The verbs an answer gives as steps, in their base (imperative) form, and the tools a step
+#: runs ("and pip install ...").
+_VERBS = (
+    r"(?:downgrade|upgrade|update|install|reinstall|uninstall|remove|purge|delete|drop|roll"
+    r"|revert|use|keep|switch|pin|set|build|rebuild|go|move|replace|swap|load|reload|reboot"
+    r"|restart|run|try|add|pick|choose|get|stay|stick|fall|leave|disable|enable|export|mount"
+    r"|rely)"
+)
+_TOOLS = r"(?:apt|apt-get|pip|pip3|conda|sudo)"
+#: Where a negation stops governing: a coordinating or contrasting word that introduces a new
+#: verb ("but downgrade", "and instead downgrade", "then install"), or a new verb straight
+#: after the governed one ("rather than upgrade downgrade").
+_NEW_VERB = linear(
+    r"\b(?:but|and|then|instead|or\s+else)\s+(?:(?:instead|then|just|rather|simply|also|so)\s+)"
+    r"{0,2}(?:" + _VERBS + "|" + _TOOLS + r")\b",
+    ignore_case=True,
+)
+_NEXT_VERB = linear(r"^\s*(?:" + _VERBS + r"|\w+ing)\s+(" + _VERBS + r")\b", ignore_case=True)
+
+
+def governed_end(clause: str, start: int) -> int:
+    """Where the negation (or any word that governs one verb phrase, as a removal does) that
+    ends at ``start`` in ``clause`` stops governing: at a new verb a coordinating or
+    contrasting word introduces, or one that follows the governed verb directly; else at
+    the clause's end."""
+    rest = clause[start:]
+    ends = [len(rest)]
+    if (introduced := _NEW_VERB.search(rest)) is not None:
+        ends.append(introduced.start())
+    if (following := _NEXT_VERB.search(rest)) is not None:
+        ends.append(following.start(1))
+    return start + min(ends)
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
@@ -53,24 +106,53 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return clauses
 
 
-def _said_spans(text: str) -> list[tuple[int, int, int]]:
-    """Each clause's start, the end of what it says and its end."""
-    spans: list[tuple[int, int, int]] = []
-    for start, end in _clauses(text):
-        clause = text[start:end]
-        if _NEGATED_VERB.search(clause):
-            spans.append((start, start, end))
-        elif negation := _NEGATION.search(clause):
-            spans.append((start, start + negation.start(), end))
+def _turned_down_in(clause: str) -> list[tuple[int, int]]:
+    """The spans of ``clause`` it turns down, in order."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for _ in range(_MAX_NEGATIONS):
+        rest = clause[position:]
+        negation, verb = _NEGATION.search(rest), _NEGATED_VERB.search(rest)
+        if negation is None and verb is None:
+            break
+        imperative = _IMPERATIVE.search(rest[: negation.start()]) if negation else None
+        if (
+            verb is not None
+            and not imperative
+            and (negation is None or verb.start() <= negation.start())
+        ):
+            opens = [m.start() for m in _SUBORDINATE.finditer(rest[: verb.start()])]
+            down, governs = (opens[-1] if opens else 0), verb.end()
         else:
-            spans.append((start, end, end))
+            assert negation is not None
+            # "do not": the "do" is turned down with what it negates
+            down = imperative.start(1) if imperative else negation.start()
+            governs = negation.end()
+        end = governed_end(rest, governs)
+        spans.append((position + down, position + end))
+        position += end
+        if position >= len(clause):
+            break
     return spans
+
+
+def _said_spans(text: str) -> list[tuple[int, int, bool]]:
+    """Each part of ``text``'s clauses in order, with whether the action says it."""
+    parts: list[tuple[int, int, bool]] = []
+    for start, end in _clauses(text):
+        said = start
+        for down, down_end in _turned_down_in(text[start:end]):
+            parts.append((said, start + down, True))
+            parts.append((start + down, start + down_end, False))
+            said = start + down_end
+        parts.append((said, end, True))
+    return parts
 
 
 def said_parts(action: str) -> list[str]:
     """The parts of ``action``'s clauses that it says, not turns down (in order)."""
     text = (action or "")[:_MAX_ACTION]
-    parts = [text[start:said].strip() for start, said, _ in _said_spans(text)]
+    parts = [text[start:end].strip() for start, end, said in _said_spans(text) if said]
     return [part for part in parts if part]
 
 
@@ -78,4 +160,4 @@ def turned_down(action: str) -> list[tuple[int, int]]:
     """Where ``action`` turns down what it names (start, end), in order: "do not strip the
     `module.` prefix" names a prefix move it does not make."""
     text = (action or "")[:_MAX_ACTION]
-    return [(said, end) for _, said, end in _said_spans(text) if said < end]
+    return [(start, end) for start, end, said in _said_spans(text) if not said and start < end]

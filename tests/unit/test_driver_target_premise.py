@@ -425,6 +425,39 @@ def test_a_refused_downgrade_names_no_target(action: str) -> None:
     assert validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
 
 
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Don't upgrade but downgrade the NVIDIA driver to 460.",
+        "Do not upgrade torch and instead downgrade the NVIDIA driver to 460.",
+        "Avoid upgrading and roll back the NVIDIA driver to 460.",
+        "Rather than upgrade downgrade the NVIDIA driver to 460.",
+        "Install nvidia-driver-460 because the 535 one is not required.",
+    ],
+)
+def test_a_negation_governs_only_its_own_verb_phrase(action: str) -> None:
+    # reviewer (issue 16): a refusal ends where a new verb starts ("but downgrade"), and a
+    # number a postposed negation's subject names ("the 535 one is not required") is none
+    assert driver_targets(action) == [(460,)]
+    assert not validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Downgrade the NVIDIA driver to 460 if upgrading does not help.",
+        "Downgrade the NVIDIA driver to 460 because the new one doesn't work.",
+        "Downgrade the NVIDIA driver to 460 - a newer one is not needed.",
+    ],
+)
+def test_a_trailing_negated_remark_does_not_turn_down_the_main_verb(action: str) -> None:
+    # reviewer (issue 16): "does not help" negates "upgrading", not "downgrade"; with only
+    # the message, the driver-too-old fact still rules the downgrade out
+    assert moved_older(action, None, {"driver-older-than-runtime"})
+    ctx = message_context(_INSUFFICIENT, _TOO_OLD)
+    assert not validate(draft(action, _TOO_OLD[0]), ctx).premises_ok, action
+
+
 _OLDER_ANSWERS = [
     "Use the 470 driver.",
     "Switch to driver 470.82.01.",

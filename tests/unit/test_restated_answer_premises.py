@@ -66,6 +66,12 @@ def test_a_step_phrase_the_answer_says_is_still_held_to_the_step(action: str) ->
         ("You don't need to update the driver.", []),
         ("Never install 470. Use torch 2.1.", ["Use torch 2.1"]),
         ("Update the driver to 550.54.14", ["Update the driver to 550.54.14"]),
+        ("Don't upgrade but downgrade the driver", ["but downgrade the driver"]),
+        ("Avoid upgrading and roll back the driver", ["and roll back the driver"]),
+        ("Rather than upgrade downgrade the driver", ["downgrade the driver"]),
+        ("Avoid upgrading and rolling back the driver", []),
+        ("Downgrade the driver if upgrading does not help", ["Downgrade the driver"]),
+        ("Downgrade the driver - a newer one is not needed", ["Downgrade the driver"]),
     ],
 )
 def test_said_parts_drop_what_a_clause_turns_down(action: str, said: list[str]) -> None:
