@@ -110,12 +110,17 @@ _DOWNGRADE = linear(
     r"|\bdrivers?\s+downgrade",
     ignore_case=True,
 )
-#: Words before a number or a downgrade in its clause that refuse it: "do not downgrade the
-#: driver", "instead of downgrading the driver, install the cu118 wheels". Each governs its
-#: own verb phrase only (:func:`.negated_clauses.governed_end`): "don't upgrade but downgrade
-#: the driver to 460" downgrades it.
+#: Words before a number or a downgrade in its clause that make it no target: a refusal ("do
+#: not downgrade the driver", "instead of downgrading the driver, install the cu118 wheels")
+#: or a removal ("remove the nvidia-driver-570 packages from the image", "rebuild it without
+#: the 570 driver packages", "stop installing NVIDIA driver 570"): taking a driver's packages
+#: out moves nothing to it. Each governs its own verb phrase only
+#: (:func:`.negated_clauses.governed_end`): "don't upgrade but downgrade the driver to 460"
+#: downgrades it.
 _REFUSED = linear(
-    r"\b(?:not|don[’']?t|never|no\s+need\s+to|instead\s+of|rather\s+than|avoid\w{0,3})\b",
+    r"\b(?:not|don[’']?t|never|no\s+need\s+to|instead\s+of|rather\s+than|avoid\w{0,3}"
+    r"|remov\w{0,3}|uninstall\w{0,3}|purg\w{0,3}|delet\w{0,3}|without|drop\w{0,4}"
+    r"|stop\s+\w{2,12}ing)\b",
     ignore_case=True,
 )
 
@@ -249,9 +254,9 @@ def _required(text: str, start: int, end: int) -> bool:
 
 
 def _refused(text: str, start: int, down: Sequence[tuple[int, int]]) -> bool:
-    """Whether a refusal in its clause governs the number (or downgrade) at ``start``: "do
-    not downgrade the driver to 470", "rather than installing NVIDIA driver 470"; or the
-    action turns down the part it is in
+    """Whether a refusal or removal in its clause governs the number (or downgrade) at
+    ``start``: "do not downgrade the driver to 470", "rather than installing NVIDIA driver
+    470", "remove the 570 driver packages"; or the action turns down the part it is in
     (``down``, :func:`.negated_clauses.turned_down`: "because the 535 one is not required")."""
     if any(begin <= start < end for begin, end in down):
         return True

@@ -190,6 +190,36 @@ def test_matching_older_libraries_still_moves_the_driver_older(action: str, olde
 
 
 @pytest.mark.parametrize(
+    "action",
+    [
+        "Remove the nvidia-driver-570 packages from the image and use the host's driver.",
+        "Uninstall the NVIDIA 570 driver libraries (`apt-get purge libnvidia-compute-570`) from"
+        " the image.",
+        "Rebuild the image without the 570 driver packages.",
+        "Stop installing NVIDIA driver 570 in the Dockerfile.",
+        "Delete the bundled driver 570.133.07 libraries.",
+    ],
+)
+def test_removing_the_older_bundled_libraries_is_no_driver_move(action: str) -> None:
+    # reviewer (issue 16): the libraries the answer takes out are no driver it moves to
+    message = _nvrm("570.133.07", "575.51.02")
+    assert not moved_older(action, installed_driver([message]), set())
+    assert validate(draft(action, _SLUG), message_context(message, (_SLUG, 0.9))).premises_ok
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Remove the nvidia-driver-575 packages and install nvidia-driver-570.",
+        "Purge the 575 driver, then install NVIDIA driver 570.133.07.",
+    ],
+)
+def test_a_removal_governs_only_its_own_verb_phrase(action: str) -> None:
+    message = _nvrm("570.133.07", "575.51.02")
+    assert moved_older(action, installed_driver([message]), set())
+
+
+@pytest.mark.parametrize(
     "message", [_nvrm(), _DMESG.format(client="535.129.03", module="525.147.05")]
 )
 def test_the_offline_answer_reloads_the_module_naming_both_versions(message: str) -> None:
