@@ -307,6 +307,27 @@ def test_libraries_older_than_the_module_are_removed_from_the_image_not_reloaded
     assert not validate(draft(reload, _SLUG), ctx).premises_ok
 
 
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Reboot so the loaded kernel module matches the libraries.",
+        "Reload the NVIDIA kernel modules (`sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset"
+        " nvidia && sudo modprobe nvidia`).",
+    ],
+)
+@pytest.mark.parametrize(
+    ("client", "module", "ok"),
+    [("570.133.07", "575.51.02", False), ("575.51.02", "570.133.07", True)],
+)
+def test_a_reload_and_a_reboot_follow_the_same_fact(
+    action: str, client: str, module: str, ok: bool
+) -> None:
+    # reviewer (issue 16): neither replaces older libraries an image bundles; both load the
+    # module that belongs to newer libraries a package upgrade installed
+    ctx = message_context(_nvrm(client, module), (_SLUG, 0.9))
+    assert validate(draft(action, _SLUG), ctx).premises_ok is ok
+
+
 def test_the_loaded_module_wins_over_an_older_libcuda_report() -> None:
     # reviewer (issue 16): TF's "libcuda reported version" is the client, not the installed driver
     texts = [
