@@ -7,16 +7,18 @@ A LoRA ``target_modules`` list written for one layout matches nothing in the oth
 ``q_proj``/``v_proj`` on BLOOM (``query_key_value``), or ``query_key_value`` on LLaMA. Which
 way the fix goes comes from the incident's own names, never from a step's order or words:
 
-1. the model's printed modules (:func:`.module_names.read_shown_modules`), when they hold a
-   fused projection (fused) or separate projections of at least two roles (separate);
-2. else the names PEFT's message lists as not found: all of them separate projections (a
-   recipe for a model that keeps them apart) says the model fuses them; a fused one missing
-   says the model keeps them separate.
+the model's printed modules (:func:`.module_names.read_shown_modules`), when they hold a
+fused projection (fused) or separate projections of at least two roles (separate). The names
+PEFT's message lists as not found say no layout: ``q_proj``/``v_proj`` missing fits a fused
+model (BLOOM) as well as one that keeps them apart under other names (BERT's ``query``, T5's
+``q``, DistilBERT's ``q_lin``), so without a printed model there is no fact, only the
+placeholder ``{modules-not-found}`` a step names as the names not to use.
 
 A name is fused when a model type's default LoRA targets in PEFT's mapping are that one
 module (``c_attn``, ``Wqkv``), or when its parts spell two or more roles (``qkv_proj``,
-``query_key_value``); separate when they spell exactly one (``q_proj``, ``value``, ``q_lin``).
-The roles' words and the mapping are data, with their source:
+``query_key_value``); separate when they spell exactly one (``q_proj``, ``value``, ``q_lin``,
+Meta's ``wq``: role letters after a prefix the data lists). The roles' words, the prefixes
+and the mapping are data, with their source:
 ``rca/knowledge/lora-target-modules.toml``.
 """
 
@@ -49,7 +51,6 @@ VALUE_NAMES = frozenset(
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "lora-target-modules.toml"
 _PARTS = linear(r"[A-Za-z]+")
 _MAX_NAMES = 12
-_OTHER = {"separate": "fused", "fused": "separate"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,13 @@ class Families:
 
     roles: dict[str, str]  # each role's word or letter (lowercase) -> the role
     fused: frozenset[str]  # lowercase
+    prefixes: tuple[str, ...] = ()  # lowercase, put before role letters ("w" of "wq")
+
+    def _letters(self, part: str) -> list[str]:
+        """The roles of ``part`` when it is role letters, each once ("qkv", "kv", "q")."""
+        if len(set(part)) == len(part) and set(part) <= self.roles.keys():
+            return [self.roles[char] for char in part]
+        return []
 
     def roles_of(self, name: str) -> frozenset[str]:
         """The roles the leaf of ``name`` spells, one part at a time."""
@@ -66,8 +74,11 @@ class Families:
             part = match.group(0)
             if part in self.roles:
                 found.add(self.roles[part])
-            elif len(part) > 1 and len(set(part)) == len(part) and set(part) <= self.roles.keys():
-                found.update(self.roles[char] for char in part)  # "qkv", "kv"
+            elif len(part) > 1 and (letters := self._letters(part)):
+                found.update(letters)  # "qkv", "kv"
+            else:  # "wq", "wqkv": role letters after a prefix
+                rest = [part[len(p) :] for p in self.prefixes if part.startswith(p)]
+                found.update(role for r in rest if r for role in self._letters(r))
         return frozenset(found)
 
     def kind(self, name: str) -> str:
@@ -91,7 +102,8 @@ def load_families(path: Path = DATA) -> Families:
     lists = [list(names) for names in data.get("defaults", {}).values()]
     lists += [list(entry.get("names", [])) for entry in data.get("also", {}).values()]
     fused = frozenset(str(names[0]).lower() for names in lists if len(names) == 1)
-    return Families(roles, fused)
+    prefixes = tuple(str(p).lower() for p in data.get("role_prefixes", []))
+    return Families(roles, fused, prefixes)
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,7 @@ def _role_order(families: Families, name: str) -> tuple[int, str]:
 
 
 def projection_layout(modules: ShownModules, families: Families | None = None) -> Layout:
-    """Which layout ``modules`` show: the printed model first, else PEFT's missing names."""
+    """Which layout ``modules`` show: only the printed model says it (module docstring)."""
     families = families or load_families()
     not_found = tuple(m for m, whole in zip(modules.missing, modules.suffix, strict=True) if whole)
     shown = sorted(modules.shown)
@@ -123,13 +135,7 @@ def projection_layout(modules: ShownModules, families: Families | None = None) -
         )
     )
     roles = {role for name in separate for role in families.roles_of(name)}
-    if fused:
-        kind = "fused"
-    elif len(roles) > 1:
-        kind = "separate"
-    else:  # a recipe's names for one layout missing: the model has the other
-        kinds = {families.kind(name) for name in not_found}
-        kind = _OTHER.get(kinds.pop(), "") if len(kinds) == 1 else ""
+    kind = "fused" if fused else "separate" if len(roles) > 1 else ""
     return Layout(kind, not_found[:_MAX_NAMES], fused[:_MAX_NAMES], separate[:_MAX_NAMES])
 
 

@@ -1,10 +1,11 @@
 """Which way a LoRA ``target_modules`` fix goes follows the incident's own module names
 (issue 16): PEFT's "Target modules [...] not found in the base model" listing separate
 projections (``q_proj``/``v_proj``) on a model that fuses them, or a fused name
-(``query_key_value``, ``Wqkv``) on one that keeps them separate; the printed model, when
-shown, decides first. :mod:`rca.suggestion.projection_layout` reads the layout into the facts
-``model-attention-fused`` / ``model-attention-separate``, which the runbook's steps ``fit``,
-and the names into placeholders the chosen step names.
+(``query_key_value``, ``Wqkv``) on one that keeps them separate. Only the printed model says
+which: ``q_proj``/``v_proj`` missing fits BLOOM as well as BERT or T5, whose separate
+projections have other names. :mod:`rca.suggestion.projection_layout` reads the layout into
+the facts ``model-attention-fused`` / ``model-attention-separate``, which the runbook's steps
+``fit``, and the names into placeholders the chosen step names.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from rca.suggestion.module_names import names_to_use, read_shown_modules
 from rca.suggestion.premises import read_premises
 from rca.suggestion.projection_layout import (
+    LAYOUT_FACTS,
     layout_facts,
     layout_values,
     load_families,
@@ -48,12 +50,17 @@ def _repr(names: list[str]) -> list[str]:
         ("value", "separate"),
         ("q", "separate"),
         ("q_lin", "separate"),  # DistilBERT
+        ("wq", "separate"),  # Meta's reference LLaMA: a role letter after the data's prefix
+        ("wqkv", "fused"),
+        ("wo", ""),
+        ("wi", ""),  # T5's feed-forward
+        ("W_pack", "fused"),
         ("model.layers.0.self_attn.k_proj", "separate"),
         ("query_key_value", "fused"),
         ("qkv_proj", "fused"),
         ("Wqkv", "fused"),  # MPT: PEFT's default for the type is this one module
         ("c_attn", "fused"),  # GPT-2
-        ("W_pack", "fused"),  # Baichuan (the data's own source)
+        ("Baichuan.W_pack", "fused"),  # Baichuan (the data's own source)
         ("in_proj", "fused"),  # DeBERTa
         ("c_proj", ""),  # listed beside c_attn for btlm: says nothing
         ("fc1", ""),
@@ -68,24 +75,33 @@ def test_a_name_is_fused_separate_or_neither(name: str, kind: str) -> None:
 @pytest.mark.parametrize(
     ("texts", "fact"),
     [
-        ([_NOT_FOUND.format(names="['q_proj', 'v_proj']")], "model-attention-fused"),
-        ([_NOT_FOUND.format(names="{'query', 'value'}")], "model-attention-fused"),
-        ([_NOT_FOUND.format(names="['query_key_value']")], "model-attention-separate"),
-        ([_NOT_FOUND.format(names="{'Wqkv'}")], "model-attention-separate"),
-        # the printed model decides first: separate projections shown, whatever is missing
+        # the printed model decides, whatever is missing
         ([_NOT_FOUND.format(names="['Wqkv']"), *_repr(["q", "k", "v", "o"])], "separate"),
         ([_NOT_FOUND.format(names="['q_proj']"), *_repr(["query_key_value", "dense"])], "fused"),
         ([_NOT_FOUND.format(names="['q_proj']"), *_repr(["W_pack", "o_proj", "gate"])], "fused"),
+        (
+            [_NOT_FOUND.format(names="['q_proj', 'v_proj']"), *_repr(["wq", "wk", "wv", "wo"])],
+            "separate",
+        ),
+        (
+            [_NOT_FOUND.format(names="['q_proj', 'v_proj']"), *_repr(["query", "key", "value"])],
+            "separate",
+        ),
     ],
 )
-def test_the_layout_is_read_from_the_names(texts: list[str], fact: str) -> None:
-    fact = fact if fact.startswith("model-") else f"model-attention-{fact}"
-    assert layout_facts(texts) == {fact}
+def test_the_layout_is_read_from_the_printed_model(texts: list[str], fact: str) -> None:
+    assert layout_facts(texts) == {f"model-attention-{fact}"}
 
 
 @pytest.mark.parametrize(
     "texts",
     [
+        # the missing names alone: q_proj/v_proj missing fits BLOOM (fused) as well as BERT,
+        # T5 or DistilBERT (separate, other names); a fused name missing, a model of any layout
+        [_NOT_FOUND.format(names="['q_proj', 'v_proj']")],
+        [_NOT_FOUND.format(names="{'query', 'value'}")],
+        [_NOT_FOUND.format(names="['query_key_value']")],
+        [_NOT_FOUND.format(names="{'Wqkv'}")],
         [_NOT_FOUND.format(names="all-linear")],  # a string: a regex, not a name
         [_NOT_FOUND.format(names="['score']")],  # modules_to_save: no attention role
         [_NOT_FOUND.format(names="['q_proj', 'query_key_value']")],  # both: no direction
@@ -114,22 +130,17 @@ def _chosen(message: str, logs: tuple[str, ...] = ()) -> tuple[int, str]:
     return best.position, OfflineProvider().suggest(ctx).action
 
 
-def test_a_fused_name_missing_chooses_the_separate_projections_step() -> None:
-    """The step 1 fused names (query_key_value, W_pack, c_attn) do not include MPT's Wqkv, so
-    no premise rules step 1 out: only the fact tells the direction."""
-    message = _NOT_FOUND.format(names="['Wqkv']")
-    assert "model-attention-separate" in read_premises(message_context(message, _PEFT)).facts
-    position, action = _chosen(message)
-    assert position == _SEPARATE_STEP, action
-    assert "`Wqkv`" in action and "Wqkv" not in names_to_use(action), action
-    assert "q_proj" in names_to_use(action)
-
-
-def test_separate_names_missing_choose_the_fused_projection_step() -> None:
-    position, action = _chosen(_NOT_FOUND.format(names="['q_proj', 'v_proj']"))
-    assert position == _FUSED_STEP, action
-    assert "`q_proj`, `v_proj`" in action and "q_proj" not in names_to_use(action), action
-    assert "query_key_value" in names_to_use(action)
+@pytest.mark.parametrize("names", [["Wqkv"], ["query_key_value"], ["q_proj", "v_proj"]])
+def test_missing_names_alone_state_no_layout_and_are_never_names_to_use(names: list[str]) -> None:
+    """No printed model: no layout fact, and whichever step is chosen names the missing names
+    only as those not to use (the premise ``module-named-missing`` rules the others out)."""
+    message = _NOT_FOUND.format(names=repr(names))
+    ctx = message_context(message, _PEFT)
+    assert read_premises(ctx).facts & LAYOUT_FACTS == set()
+    _, action = _chosen(message)
+    assert f"`{names[0]}`" in action, action
+    assert not set(names) & set(names_to_use(action)), action
+    assert validate(OfflineProvider().suggest(ctx), ctx).ok
 
 
 def test_the_printed_model_names_the_projections_to_use() -> None:
@@ -152,13 +163,14 @@ _WORD = st.from_regex(r"[a-z]{3,7}", fullmatch=True)
 def test_metamorphic_the_choice_follows_the_names_not_the_wording(
     stem: str, role: str, sep: str
 ) -> None:
-    """One message wording; renamed modules of each layout flip the step chosen."""
+    """One message wording; renamed modules of each layout are never names to use, and a
+    printed model's layout flips the step chosen."""
     fused = f"{stem}_{role}"
     separate = [f"q_{sep}", f"v_{sep}"]
-    position, action = _chosen(_NOT_FOUND.format(names=repr([fused])))
-    assert position == _SEPARATE_STEP and f"`{fused}`" in action, action
-    position, action = _chosen(_NOT_FOUND.format(names=repr(separate)))
-    assert position == _FUSED_STEP and f"`{separate[0]}`" in action, action
+    for missing in ([fused], separate):
+        _, action = _chosen(_NOT_FOUND.format(names=repr(missing)))
+        assert f"`{missing[0]}`" in action, action
+        assert not set(missing) & set(names_to_use(action)), action
     # the same fused name missing, but the printed model shows a fused projection: step 1
     shown = tuple(_repr([f"{sep}_qkv", f"{sep}_out"]))
     if fused != f"{sep}_qkv":
