@@ -145,8 +145,9 @@ def layout_facts(texts: Sequence[str]) -> set[str]:
     return {f"model-attention-{kind}"} if kind else set()
 
 
-def _listed(names: Sequence[str]) -> str:
-    return ", ".join(f"`{name}`" for name in names)
+def _listed(names: Sequence[str], last: str = ", ") -> str:
+    marked = [f"`{name}`" for name in names]
+    return last.join([", ".join(marked[:-1]), *marked[-1:]] if marked[:-1] else marked)
 
 
 def layout_values(texts: Sequence[str]) -> dict[str, str]:
@@ -154,7 +155,8 @@ def layout_values(texts: Sequence[str]) -> dict[str, str]:
     fused projection or separate ones (each only when the incident shows it)."""
     layout = projection_layout(read_shown_modules(texts))
     values = {
-        "modules-not-found": _listed(layout.not_found),
+        # one clause, so the "instead of" before it turns down every name in it
+        "modules-not-found": _listed(layout.not_found, " or "),
         "shown-fused-projection": _listed(layout.shown_fused),
         "shown-separate-projections": _listed(layout.shown_separate),
     }

@@ -117,7 +117,7 @@ def test_names_that_say_no_direction_give_no_fact(texts: list[str]) -> None:
 def test_the_values_name_the_incidents_own_modules() -> None:
     texts = [_NOT_FOUND.format(names="{'Wqkv', 'out_proj'}"), *_repr(["v", "q", "k", "o"])]
     values = layout_values(texts)
-    assert values["modules-not-found"] == "`Wqkv`, `out_proj`"
+    assert values["modules-not-found"] == "`Wqkv` or `out_proj`"  # one clause to turn down
     assert values["shown-separate-projections"] == "`q`, `k`, `v`"  # the roles' order
     assert "shown-fused-projection" not in values
     layout = projection_layout(read_shown_modules(texts))
@@ -155,6 +155,26 @@ def test_the_printed_model_names_the_projections_to_use() -> None:
     assert position == _FUSED_STEP and "(`query_key_value`)" in action, action
 
 
+_T5 = ["q", "k", "v", "o"]  # T5Attention
+_META = ["wq", "wk", "wv", "wo"]  # Meta's reference LLaMA code
+
+
+@pytest.mark.parametrize(("shown", "use"), [(_T5, "`q`, `k`, `v`"), (_META, "`wq`, `wk`, `wv`")])
+def test_a_printed_model_with_other_separate_names_gets_them_not_the_missing_ones(
+    shown: list[str], use: str
+) -> None:
+    """LLaMA's q_proj/v_proj missing on T5 or Meta-format LLaMA: the separate projections step,
+    naming the printed ones, never the missing ones (which would rule it out)."""
+    message = _NOT_FOUND.format(names="['q_proj', 'v_proj']")
+    ctx = message_context(message, _PEFT, logs=tuple(_repr(shown)))
+    assert "model-attention-separate" in read_premises(ctx).facts
+    position, action = _chosen(message, tuple(_repr(shown)))
+    assert position == _SEPARATE_STEP and use in action, action
+    assert set(names_to_use(action)) == set(shown[:3]), action
+    assert "fused" not in action, action
+    assert validate(OfflineProvider().suggest(ctx), ctx).ok
+
+
 _WORD = st.from_regex(r"[a-z]{3,7}", fullmatch=True)
 
 
@@ -171,6 +191,13 @@ def test_metamorphic_the_choice_follows_the_names_not_the_wording(
         _, action = _chosen(_NOT_FOUND.format(names=repr(missing)))
         assert f"`{missing[0]}`" in action, action
         assert not set(missing) & set(names_to_use(action)), action
+    # the same names missing, the printed model shows separate projections: step 2, naming them
+    shown = tuple(_repr([f"v_{stem}", f"q_{stem}", f"k_{stem}", f"{stem}_out"]))
+    if load_families().roles_of(stem) == set():  # not "key", "wkv": q_key would be fused
+        position, action = _chosen(_NOT_FOUND.format(names=repr([fused])), shown)
+        assert position == _SEPARATE_STEP and f"`q_{stem}`, `k_{stem}`, `v_{stem}`" in action, (
+            action
+        )
     # the same fused name missing, but the printed model shows a fused projection: step 1
     shown = tuple(_repr([f"{sep}_qkv", f"{sep}_out"]))
     if fused != f"{sep}_qkv":
