@@ -33,8 +33,11 @@ or bare ones with an underscore (``q_proj``, ``W_pack``), except calls (``named_
 keywords and flags (``fan_in_fan_out=True``, ``--lora_target``), options it sets
 (``target_modules``, :mod:`.step_options`), and names in a clause it moves away from
 ("instead of `q_proj`", "replace X with", "from X to", "not X", "don't use X", "never X",
-"avoid X"), and names it says are absent ("`X` is not found", "X doesn't exist"). Every
-pattern is linear (:mod:`ingest.linear_regex`) over capped texts.
+"avoid X"), and names it says are absent ("`X` is not found", "X doesn't exist"). Whether it
+names modules at all counts only names of modules (:func:`module_names_to_use`): those the
+incident lists or prints, those of the attention families' data, and a list's entries, not
+``LoraConfig`` or ``get_peft_model``. Every pattern is linear (:mod:`ingest.linear_regex`)
+over capped texts.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ __all__ = [
     "ShownModules",
     "misnamed",
     "missing_module_harms",
+    "module_names_to_use",
+    "names_a_module",
     "names_to_use",
     "read_shown_modules",
 ]
@@ -79,6 +84,7 @@ _REPR = linear(
 )
 _NAMED_LIST = linear(r"[\[(]\s*(?:''|\"\")\s*,(?P<rest>[^\]\n]*)")
 _NAME = linear(r"(?P<name>" + _IDENT + r")")
+_LIST = linear(r"[\[{][^\[\]{}\n]{0,800}[\]}]")
 #: A clause the action moves away from, up to where it says what to use instead.
 _AWAY = linear(
     r"\b(?:instead\s+of|rather\s+than|other\s+than|away\s+from|from|than|without|unlike"
@@ -208,13 +214,30 @@ def _is_shown(name: str, shown: ShownModules) -> bool:
     return name.rsplit(".", 1)[-1] in shown.shown
 
 
+def names_a_module(name: str, shown: ShownModules) -> bool:
+    """Whether ``name`` is a module's name, not a config class's or an API's (``LoraConfig``,
+    ``get_peft_model``): the incident lists it missing or prints it, or it spells an attention
+    role or is a model type's default LoRA target (:mod:`.projection_layout`'s data)."""
+    from rca.suggestion.projection_layout import load_families  # it reads this module
+
+    return bool(_is_missing(name, shown) or _is_shown(name, shown) or load_families().kind(name))
+
+
+def module_names_to_use(action: str, shown: ShownModules) -> list[str]:
+    """The names ``action`` tells the user to use that name modules (:func:`names_a_module`),
+    or that it lists (``target_modules=['dense', 'fc_in']``: a list's entries are targets)."""
+    text = action.partition("Reason:")[0][:_MAX_ACTION]
+    listed = {n for m in islice(_LIST.finditer(text), _MAX_MATCHES) for n in _quoted(m.group(0))}
+    return [n for n in names_to_use(action) if n in listed or names_a_module(n, shown)]
+
+
 def misnamed(texts: Iterable[str], shown: ShownModules) -> str:
     """Why the first of ``texts`` that names modules to use names one the incident says the
     model lacks, or none it shows ("" when it does not, or none names any)."""
     if not shown.missing and not shown.shown:
         return ""
     for text in texts:
-        names = names_to_use(text) if text else []
+        names = module_names_to_use(text, shown) if text else []
         if not names:
             continue
         missing = [found for name in names if (found := _is_missing(name, shown))]

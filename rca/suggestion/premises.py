@@ -289,7 +289,8 @@ def shown_harms(action: str, premises: Premises, answer: str | None = None) -> l
     (judged on its own words), so the step's are read only for the kinds it says nothing of."""
     limits, prefixes, drivers, modules = premises.limits, True, True, True
     if answer is not None:
-        own, moved = own_kinds(answer), moved_limits(answer, premises.limits)
+        own = own_kinds(answer, premises.relative.modules)
+        moved = moved_limits(answer, premises.limits)
         limits = tuple(limit for limit in premises.limits if limit not in moved)
         prefixes, drivers, modules = not own.prefixes, not own.drivers, not own.modules
     return [
@@ -321,7 +322,7 @@ def contradictions(
     module names it gives: the step's count only for a kind the suggestion says nothing of
     (:func:`shown_harms`). Step-relative facts of ``unless`` are read from ``step``,
     ``wording`` and ``said`` (:mod:`.step_relative`)."""
-    own = own_kinds(wording if step else "")
+    own = own_kinds(wording if step else "", premises.relative.modules)
     relative = relative_facts(meta.unless, step, wording, premises.relative, premises.facts, said)
     reasons = [f"the incident shows {FACTS[f]}" for f in meta.unless if f in premises.facts]
     reasons += [f"{fact}: {why}" for fact, why in relative.items()]

@@ -23,7 +23,7 @@ from rca.corpus.step_metadata import StepMetadata
 from rca.suggestion.driver_targets import driver_targets
 from rca.suggestion.incident_facts import terms
 from rca.suggestion.key_prefix_sides import moves_a_prefix
-from rca.suggestion.module_names import names_to_use
+from rca.suggestion.module_names import ShownModules, module_names_to_use
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.step_options import options_set_by, runs_script, without_asides
 from rca.suggestion.step_tensors import tensor_targets
@@ -69,14 +69,16 @@ class OwnKinds:
     drivers: bool = False  # it names a driver version to move to
 
 
-def own_kinds(answer: str) -> OwnKinds:
+def own_kinds(answer: str, shown: ShownModules | None = None) -> OwnKinds:
     """What ``answer`` says itself: whether it sets options (or runs a script), names modules
-    to use, gives a tensor a device, dtype or shape, strips or adds a key prefix, and names a
-    driver version. (Which limits it moves depends on the incident's:
-    :func:`.named_limits.moved_limits`.)"""
+    to use (names of modules, as ``shown`` and the attention families tell them, not
+    ``LoraConfig`` or ``get_peft_model``), gives a tensor a device, dtype or shape, strips or
+    adds a key prefix, and names a driver version. (Which limits it moves depends on the
+    incident's: :func:`.named_limits.moved_limits`.)"""
     text = answer[:MAX_SCAN]
     options = runs_script(text) or any(o.how in ("set", "change") for o in options_set_by(text))
-    modules, tensors = bool(names_to_use(text)), bool(tensor_targets(text))
+    modules = bool(module_names_to_use(text, shown or ShownModules()))
+    tensors = bool(tensor_targets(text))
     drivers = bool(driver_targets(text))
     return OwnKinds(options, modules, tensors, moves_a_prefix(text), drivers)
 

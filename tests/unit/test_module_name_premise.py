@@ -171,6 +171,17 @@ def test_printed_modules_rule_out_a_step_naming_none_of_them() -> None:
         ("Pass --lora_target query_key_value to the training script.", False),
         ("Set `target_modules=['q_proj', 'k_proj', 'v_proj']` instead of query_key_value.", True),
         ("Set `target_modules` to names that `model.named_modules()` prints.", True),
+        # a config class or an API named in backticks is no module name: the step it says
+        # (the fused projection, query_key_value) still speaks for its modules
+        ("Set `target_modules` in your `LoraConfig` to the model's fused projection name.", False),
+        (
+            "Use the fused attention projection for `target_modules`, as `get_peft_model` expects.",
+            False,
+        ),
+        (
+            "Set `target_modules` in your `LoraConfig` to `q_proj` instead of `query_key_value`.",
+            True,
+        ),
     ],
 )
 def test_a_reworded_answer_is_held_to_the_names_the_message_lacks(action: str, ok: bool) -> None:
