@@ -119,7 +119,7 @@ _DOWNGRADE = linear(
 #: downgrades it.
 _REFUSED = linear(
     r"\b(?:not|don[’']?t|never|no\s+need\s+to|instead\s+of|rather\s+than|avoid\w{0,3}"
-    r"|remov\w{0,3}|uninstall\w{0,3}|purg\w{0,3}|delet\w{0,3}|without|drop\w{0,4}"
+    r"|remov\w{0,3}|uninstall\w{0,3}|purg\w{0,3}|delet\w{0,3}|without"
     r"|stop\s+\w{2,12}ing)\b",
     ignore_case=True,
 )
@@ -253,16 +253,19 @@ def _required(text: str, start: int, end: int) -> bool:
     return _floor(text, end) and bool(_DESCRIBING.search(clause))
 
 
-def _refused(text: str, start: int, down: Sequence[tuple[int, int]]) -> bool:
+def _refused(text: str, start: int, end: int, down: Sequence[tuple[int, int]]) -> bool:
     """Whether a refusal or removal in its clause governs the number (or downgrade) at
-    ``start``: "do not downgrade the driver to 470", "rather than installing NVIDIA driver
-    470", "remove the 570 driver packages"; or the action turns down the part it is in
-    (``down``, :func:`.negated_clauses.turned_down`: "because the 535 one is not required")."""
-    if any(begin <= start < end for begin, end in down):
+    ``start:end``: "do not downgrade the driver to 470", "rather than installing NVIDIA
+    driver 470", "remove the 570 driver packages"; or the action turns down the part it is
+    in (``down``, :func:`.negated_clauses.turned_down`: "because the 535 one is not
+    required"). The clause is read through the target, so that a new verb just before it
+    ends a refusal's reach: "remove torch and downgrade the driver" downgrades it."""
+    if any(begin <= start < stop for begin, stop in down):
         return True
-    clause = _clause(text, start)
-    refusals = islice(_REFUSED.finditer(clause), _MAX_MATCHES)
-    return any(governed_end(clause, refusal.end()) >= len(clause) for refusal in refusals)
+    begin = start - len(_clause(text, start))
+    clause, at = text[begin:end], start - begin
+    refusals = islice(_REFUSED.finditer(clause[:at]), _MAX_MATCHES)
+    return any(governed_end(clause, refusal.end()) > at for refusal in refusals)
 
 
 def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
@@ -277,7 +280,7 @@ def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
         before = text[max(0, match.start() - 16) : match.start()].lower().split()
         if after.startswith(_UNITS) or (before and before[-1].strip("(,") in _NOT_TARGET):
             continue
-        if _required(text, *match.span()) or _refused(text, match.start(), down):
+        if _required(text, *match.span()) or _refused(text, *match.span(), down):
             continue
         replacing = _REPLACING.search(_clause(text, match.start()))
         if replacing and _REPLACED.search(text[match.end() : match.end() + 8]):
@@ -303,7 +306,7 @@ def _downgrades(text: str) -> bool:
     """Whether ``text`` downgrades the driver: a downgrade no refusal in its clause governs."""
     down = turned_down(text)
     matches = islice(_DOWNGRADE.finditer(text), _MAX_MATCHES)
-    return any(not _refused(text, match.start(), down) for match in matches)
+    return any(not _refused(text, *match.span(), down) for match in matches)
 
 
 def moved_older(

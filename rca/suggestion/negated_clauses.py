@@ -16,8 +16,9 @@ parentheses (brackets too), and a negation is read inside its clause only:
 - a verb negated after what it names ("updating the NVIDIA driver does not help", "a new
   driver is not needed", "won't fix it", "is unnecessary") turns down its own subject, from
   the word that opens its subordinate clause ("downgrade the driver to 460 if upgrading does
-  not help", "because the new one doesn't work", "- a newer one is not needed"), or the whole
-  clause when nothing opens one.
+  not help", "because the new one doesn't work", "- a newer one is not needed"), or from the
+  clause's start when nothing opens one, through the negated verb: "a newer driver won't fix
+  it so install driver 470" says "so install driver 470".
 
 Every pattern is RE2 (:mod:`ingest.linear_regex`) over a capped action, each searched a
 bounded number of times per clause, so the time is linear in the action.
@@ -71,13 +72,16 @@ _VERBS = (
 )
 _TOOLS = r"(?:apt|apt-get|pip|pip3|conda|sudo)"
 #: Where a negation stops governing: a coordinating or contrasting word that introduces a new
-#: verb ("but downgrade", "and instead downgrade", "then install"), or a new verb straight
-#: after the governed one ("rather than upgrade downgrade").
+#: verb ("but downgrade", "and instead downgrade", "then install", "so downgrade"), or a new
+#: verb straight after the governed one ("rather than upgrade downgrade").
 _NEW_VERB = linear(
-    r"\b(?:but|and|then|instead|or\s+else)\s+(?:(?:instead|then|just|rather|simply|also|so)\s+)"
+    r"\b(?:but|and|then|so|instead|or\s+else)\s+(?:(?:instead|then|just|rather|simply|also|so)\s+)"
     r"{0,2}(?:" + _VERBS + "|" + _TOOLS + r")\b",
     ignore_case=True,
 )
+#: An infinitive after a negated verb ("does not need to update the driver") is its
+#: complement: turned down with it.
+_INFINITIVE = linear(r"\s+to\s", ignore_case=True)
 _NEXT_VERB = linear(r"^\s*(?:" + _VERBS + r"|\w+ing)\s+(" + _VERBS + r")\b", ignore_case=True)
 
 
@@ -122,13 +126,16 @@ def _turned_down_in(clause: str) -> list[tuple[int, int]]:
             and (negation is None or verb.start() <= negation.start())
         ):
             opens = [m.start() for m in _SUBORDINATE.finditer(rest[: verb.start()])]
-            down, governs = (opens[-1] if opens else 0), verb.end()
+            # its subject, through the negated verb: what follows ("so install driver
+            # 470", "- install 470") is said
+            down, end = (opens[-1] if opens else 0), verb.end()
+            if _INFINITIVE.match(rest[end:]):  # "don't need to update": what it needs too
+                end = governed_end(rest, end)
         else:
             assert negation is not None
             # "do not": the "do" is turned down with what it negates
             down = imperative.start(1) if imperative else negation.start()
-            governs = negation.end()
-        end = governed_end(rest, governs)
+            end = governed_end(rest, negation.end())
         spans.append((position + down, position + end))
         position += end
         if position >= len(clause):

@@ -536,3 +536,40 @@ def test_a_compat_directory_or_the_words_alone_show_no_forward_compatibility(tex
     assert not forward_compat([text, _FOUND_11040])
     driver = installed_driver([text, _FOUND_11040])
     assert driver is not None and (driver.version, driver.exact) == ((450,), False)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        # "drop" is how people say downgrade, not a removal
+        "Drop the NVIDIA driver to 470.",
+        "Drop back to NVIDIA driver 470.",
+        "Drop down to driver 470.",
+        # a removal or refusal earlier in the clause governs its own verb only
+        "Uninstall the cu121 wheel and downgrade the NVIDIA driver to 470.",
+        "Remove torch and downgrade the driver to 470.",
+        "Don't upgrade torch but downgrade the driver to 470.",
+        # a postposed negation turns down its subject through its verb, not what follows
+        "A newer driver won't fix it so install NVIDIA driver 470.",
+        "Upgrading torch won't help - install NVIDIA driver 470.",
+        "Upgrading does not help so downgrade the driver to 470.",
+    ],
+)
+def test_a_downgrade_after_a_refused_or_removed_other_thing_is_a_harm(action: str) -> None:
+    # third review (issue 16): each passed validation after the negation-scope change
+    ctx = message_context(_INSUFFICIENT, _TOO_OLD, logs=(_SMI.format(v="535.104.05", cuda="12.2"),))
+    assert not validate(draft(action, _TOO_OLD[0]), ctx).premises_ok, action
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Uninstall the cu121 wheel and downgrade the NVIDIA driver.",
+        "Remove the cuda 12.1 toolkit and downgrade the driver.",
+        "Don't upgrade torch but downgrade the driver.",
+        "Avoid pip and downgrade the driver.",
+        "If upgrading doesn't work downgrade the driver.",
+    ],
+)
+def test_a_downgrade_without_a_number_after_another_refused_thing_is_one(action: str) -> None:
+    assert moved_older(action, None, {"driver-older-than-runtime"}), action
