@@ -155,7 +155,8 @@ def _finish(incident_id: int, token: datetime) -> None:
 
 def _run(analysis: Analysis, incident: Incident, token: datetime, *, force: bool) -> None:
     from rca.corpus.embeddings import embed_queries
-    from rca.retrieval.hybrid import rejected_slugs, search, similar_accepted
+    from rca.retrieval.hybrid import search
+    from rca.retrieval.past_verdicts import rejected_slugs, similar_accepted
     from rca.retrieval.signals import build_signals
     from rca.suggestion.providers import provider_from_settings
     from rca.suggestion.suggest import write_suggestion

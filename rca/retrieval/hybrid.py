@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -24,14 +24,7 @@ from rca.retrieval.signals import Signals
 from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
 
 if TYPE_CHECKING:
-    from django.db.models import QuerySet
-    from django_stubs_ext import WithAnnotations
-
-    from rca.models import Analysis
-
-
-class _Distance(TypedDict):
-    distance: float  # cosine distance of the analysis' query embedding to ours
+    pass
 
 
 __all__ = [
@@ -41,9 +34,8 @@ __all__ = [
     "Retrieved",
     "gather",
     "rank",
-    "rejected_slugs",
     "search",
-    "similar_accepted",
+    "unit_vector",
 ]
 
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -57,8 +49,6 @@ BM25_CANDIDATES = 20
 #: In places, not score, so it means the same under every fusion strategy (halving a calibrated
 #: score, whose cosine term is a large common offset, pushed it out of the top ten).
 DEMOTE_PLACES = 3
-SIMILAR_INCIDENT = 0.6  # cosine from which a past accepted incident counts as similar
-SAME_INCIDENT = 0.9  # cosine from which another issue's rejection applies here too
 
 
 @dataclass(frozen=True)
@@ -94,7 +84,7 @@ class Retrieved:
         return asdict(self)
 
 
-def _unit(vector: Sequence[float]) -> np.ndarray:
+def unit_vector(vector: Sequence[float]) -> np.ndarray:
     array = np.asarray(vector, dtype=np.float32)
     norm = float(np.linalg.norm(array))
     return array / norm if norm > 0 else array
@@ -211,7 +201,7 @@ def gather(
     signal = (matches > 0).astype(np.float64)
     if query_embedding is not None and mode != "bm25":
         extra = {*np.argsort(-bm25)[:BM25_CANDIDATES].tolist(), *np.flatnonzero(signal).tolist()}
-        chunk_cos = _chunk_cosines(index, _unit(query_embedding), extra)
+        chunk_cos = _chunk_cosines(index, unit_vector(query_embedding), extra)
     else:
         chunk_cos = np.full(len(index.chunk_ids), np.nan)
     cosine = _per_runbook_max(index, chunk_cos)
@@ -293,111 +283,3 @@ def search(
             )
         )
     return results
-
-
-def _similar_analyses(
-    query_embedding: Sequence[float], **filters: Any
-) -> QuerySet[WithAnnotations[Analysis, _Distance]]:
-    """Analyses ordered by exact cosine distance to the query (``distance`` annotated).
-
-    Exact on purpose: pgvector 0.6.2 has no iterative index scans, so an HNSW scan with a
-    filter (accepted, same project) can return fewer rows than asked. ``+ 0`` keeps the
-    planner off the index; the filtered set (decided suggestions) is small.
-    """
-    from django.db.models import FloatField, Value
-    from django.db.models.expressions import ExpressionWrapper
-    from pgvector.django import CosineDistance
-
-    from rca.models import Analysis
-
-    distance = ExpressionWrapper(
-        CosineDistance("query_embedding", _unit(query_embedding).tolist()) + Value(0.0),
-        output_field=FloatField(),
-    )
-    return (
-        Analysis.objects.filter(query_embedding__isnull=False, **filters)
-        .annotate(distance=distance)
-        .order_by("distance")
-    )
-
-
-def similar_accepted(
-    query_embedding: Sequence[float] | None,
-    exclude_issue_id: int | None,
-    k: int = 3,
-    *,
-    project_id: int,
-) -> list[Retrieved]:
-    """Past incidents of project ``project_id`` like this one whose suggestion was accepted,
-    as ``past_fix`` items: accepted fixes become retrievable knowledge. One per issue, most
-    similar first, only above :data:`SIMILAR_INCIDENT` cosine."""
-    if query_embedding is None:
-        return []
-    from rca.models import Runbook
-
-    analyses = _similar_analyses(
-        query_embedding, suggestion__status="accepted", issue__project_id=project_id
-    ).select_related("suggestion", "incident")
-    if exclude_issue_id is not None:
-        analyses = analyses.exclude(issue_id=exclude_issue_id)
-    found: list[Retrieved] = []
-    seen_issues: set[int] = set()
-    for analysis in analyses[: k * 5]:
-        similarity = 1.0 - float(analysis.distance)
-        if similarity < SIMILAR_INCIDENT or len(found) >= k:
-            break
-        if analysis.issue_id in seen_issues:
-            continue
-        seen_issues.add(analysis.issue_id)
-        suggestion = analysis.suggestion
-        runbook = Runbook.objects.filter(slug=suggestion.runbook_slug).first()
-        found.append(
-            Retrieved(
-                slug=suggestion.runbook_slug,
-                title=runbook.title if runbook else str(analysis.incident)[:200],
-                failure_class=runbook.failure_class if runbook else "",
-                section="accepted fix",
-                chunk_id=None,
-                text=f"{suggestion.action}\n{suggestion.reason}",
-                bm25=0.0,
-                cosine=round(similarity, 4),
-                signal=0.0,
-                fused=round(similarity, 6),
-                kind="past_fix",
-                action=suggestion.action,
-                reason=suggestion.reason,
-                incident_id=analysis.incident_id,
-                issue_id=analysis.issue_id,
-            )
-        )
-    return found
-
-
-def rejected_slugs(
-    issue_id: int | None,
-    query_embedding: Sequence[float] | None = None,
-    *,
-    project_id: int,
-) -> set[str]:
-    """Runbook slugs to demote: rejected for this issue (and not accepted for it since),
-    or rejected for another incident of project ``project_id`` at least
-    :data:`SAME_INCIDENT` similar. Another project's rejection never demotes here."""
-    from rca.models import Suggestion
-
-    slugs: set[str] = set()
-    if issue_id is not None:
-        decided = Suggestion.objects.filter(
-            issue_id=issue_id, issue__project_id=project_id
-        ).exclude(runbook_slug="")
-        rejected = set(decided.filter(status="rejected").values_list("runbook_slug", flat=True))
-        accepted = set(decided.filter(status="accepted").values_list("runbook_slug", flat=True))
-        slugs |= rejected - accepted
-    if query_embedding is not None:
-        for analysis in _similar_analyses(
-            query_embedding, suggestion__status="rejected", issue__project_id=project_id
-        ).select_related("suggestion")[:20]:
-            if 1.0 - float(analysis.distance) < SAME_INCIDENT:
-                break
-            if analysis.suggestion.runbook_slug:
-                slugs.add(analysis.suggestion.runbook_slug)
-    return slugs

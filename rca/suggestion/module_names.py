@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.lora_families import load_families
 from rca.suggestion.step_options import options_set_by
 
 __all__ = [
@@ -217,8 +218,7 @@ def _is_shown(name: str, shown: ShownModules) -> bool:
 def names_a_module(name: str, shown: ShownModules) -> bool:
     """Whether ``name`` is a module's name, not a config class's or an API's (``LoraConfig``,
     ``get_peft_model``): the incident lists it missing or prints it, or it spells an attention
-    role or is a model type's default LoRA target (:mod:`.projection_layout`'s data)."""
-    from rca.suggestion.projection_layout import load_families  # it reads this module
+    role or is a model type's default LoRA target (:mod:`.lora_families`)."""
 
     return bool(_is_missing(name, shown) or _is_shown(name, shown) or load_families().kind(name))
 

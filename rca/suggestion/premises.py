@@ -63,11 +63,10 @@ from rca.suggestion.key_prefix_sides import (
     prefix_violations,
     read_shown_keys,
 )
+from rca.suggestion.limit_moves import limit_violations, moved_limits
 from rca.suggestion.named_limits import (
     NamedLimit,
     RuledOutValue,
-    limit_violations,
-    moved_limits,
     read_named_limits,
     read_ruled_out_values,
 )

@@ -18,7 +18,8 @@ from rca.corpus.store import load_runbooks
 from rca.evaluation.run import case_incident, load_cases
 from rca.models import Analysis, Runbook, RunbookChunk, Suggestion
 from rca.retrieval import index as corpus_index
-from rca.retrieval.hybrid import rejected_slugs, search, similar_accepted
+from rca.retrieval.hybrid import search
+from rca.retrieval.past_verdicts import rejected_slugs, similar_accepted
 from rca.retrieval.signals import Signals, build_signals
 from tests.support.corpus import store_embedded_runbooks
 from tests.support.factories import project_with_key, shape_error
