@@ -102,7 +102,7 @@ def _measure(row: Row, signals, vectors, repeat: int) -> None:
             extra = set(np.argsort(-bm25)[: retrieval.BM25_CANDIDATES].tolist()) | set(
                 np.flatnonzero(matches).tolist()
             )
-            query = retrieval._unit(vector)
+            query = retrieval.unit_vector(vector)
             seconds, cosines = _timed(retrieval._db_chunk_cosines, index, query, extra)
             row.times["vector"].append(seconds)
             scored = np.unique(index.chunk_runbook[~np.isnan(cosines)])

@@ -84,7 +84,7 @@ def main() -> None:
     runs = 0
     for _ in range(options.repeat):
         for sig, vector in zip(signals, vectors, strict=True):
-            query = hybrid._unit(vector)
+            query = hybrid.unit_vector(vector)
             evidence = {}
             for label, part in (("sql", _sql_chunk_cosines), ("held", hybrid._db_chunk_cosines)):
                 original = hybrid._db_chunk_cosines

@@ -56,7 +56,7 @@ def test_held_vectors_score_and_rank_like_pgvector(stored, queries) -> None:
         evidence = hybrid.gather(signals, vector, index)
         scored = np.flatnonzero(~np.isnan(evidence.chunk_cos))
         assert scored.size  # the HNSW candidates at least
-        expected = _sql_cosines(index, hybrid._unit(vector), scored)
+        expected = _sql_cosines(index, hybrid.unit_vector(vector), scored)
         assert np.abs(expected - evidence.chunk_cos[scored]).max() < 1e-6
         chunk_cos = np.full(len(index.chunk_ids), np.nan)
         chunk_cos[scored] = expected
@@ -89,7 +89,7 @@ def test_a_chunk_embedded_after_the_index_was_built_is_read_then_held(stored, qu
     RunbookChunk.objects.filter(pk=index.chunk_ids[late]).update(embedding=stored_vector)
     cosine = hybrid.gather(signals, vector, index).chunk_cos[late]
     assert cosine == pytest.approx(
-        float(_sql_cosines(index, hybrid._unit(vector), np.array([late]))[0]), abs=1e-6
+        float(_sql_cosines(index, hybrid.unit_vector(vector), np.array([late]))[0]), abs=1e-6
     )
     assert index.stored_vectors.held[late]
     corpus_index._current = None
@@ -101,7 +101,7 @@ def test_the_hnsw_search_gets_its_ef_search_in_the_same_round_trip(stored, queri
     corpus_index.current_index()
     with connection.cursor() as cursor:
         cursor.execute("SET hnsw.ef_search = 41")
-        nearest = hybrid._nearest_runbook_ids(hybrid._unit(vector))
+        nearest = hybrid._nearest_runbook_ids(hybrid.unit_vector(vector))
         assert len(nearest) == hybrid.DENSE_CANDIDATES
         cursor.execute("SHOW hnsw.ef_search")  # SET LOCAL: the test's transaction is open
         assert cursor.fetchone() == (str(hybrid.EF_SEARCH),)
