@@ -20,14 +20,11 @@ from rca.suggestion.driver_targets import (
     moved_older,
 )
 from rca.suggestion.validation import validate
+from tests.support.driver_texts import FOUND_11040 as _FOUND_11040
+from tests.support.driver_texts import INSUFFICIENT as _INSUFFICIENT
+from tests.support.driver_texts import SMI as _SMI
+from tests.support.driver_texts import TOO_OLD as _TOO_OLD
 from tests.support.evidence import draft, message_context
-
-_TOO_OLD = ("cuda-driver-too-old", 0.9)
-_SMI = "| NVIDIA-SMI {v}              Driver Version: {v}      CUDA Version: {cuda}     |"
-_INSUFFICIENT = (
-    "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
-)
-_FOUND_11040 = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040)."
 
 
 def _installed_535() -> AnalysisContext:

@@ -27,15 +27,13 @@ from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.step_values import fill_values, incident_values
 from rca.suggestion.suggest import write_suggestion
 from rca.suggestion.validation import validate
+from tests.support.driver_texts import FOUND_11040 as _FOUND_11040
+from tests.support.driver_texts import INSUFFICIENT as _INSUFFICIENT
+from tests.support.driver_texts import SMI as _SMI
+from tests.support.driver_texts import TOO_OLD as _TOO_OLD
 from tests.support.evidence import draft, incident_context, message_context
 from tests.support.linear_time import assert_linear
 from tests.support.scripted_llm import scripted_llm
-
-_TOO_OLD = ("cuda-driver-too-old", 0.9)
-_SMI = "| NVIDIA-SMI {v}              Driver Version: {v}      CUDA Version: {cuda}     |"
-_INSUFFICIENT = (
-    "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
-)
 
 
 @pytest.mark.parametrize(
@@ -206,7 +204,6 @@ def test_rolling_back_is_not_refused_without_a_driver_fact() -> None:
     assert validate(draft(roll_back, "nccl-p2p-hang-single-node"), ctx).premises_ok
 
 
-_FOUND_11040 = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040)."
 _KEPT = [
     "Update the NVIDIA driver to 525 or newer; older drivers do not support CUDA 12.",
     "Upgrade the driver. If you cannot, install a PyTorch build for older drivers (cu118).",
