@@ -12,7 +12,12 @@ parentheses (brackets too), and a negation is read inside its clause only:
   the words from a new verb on: one a coordinating or contrasting word introduces ("don't
   upgrade but downgrade the driver", "avoid upgrading and roll back the driver", "do not
   upgrade torch and instead downgrade") or one that follows the governed verb directly
-  ("rather than upgrade downgrade the driver") (:func:`governed_end`);
+  ("rather than upgrade downgrade the driver") (:func:`governed_end`). A verb a bare "and"
+  joins in the governed verb's own form continues the negated construction: "keep 535 rather
+  than purge 535 and install 470" (base form after "rather than", "do not", "never"),
+  "instead of purging 535 and installing 470" (-ing after "instead of", "without", "avoid");
+  a removal governs its object, not a verb, so "remove torch and downgrade the driver" says
+  the downgrade;
 - a verb negated after what it names ("updating the NVIDIA driver does not help", "a new
   driver is not needed", "won't fix it", "is unnecessary") turns down its own subject, from
   the word that opens its subordinate clause ("downgrade the driver to 460 if upgrading does
@@ -68,32 +73,58 @@ _VERBS = (
     r"(?:downgrade|upgrade|update|install|reinstall|uninstall|remove|purge|delete|drop|roll"
     r"|revert|use|keep|switch|pin|set|build|rebuild|go|move|replace|swap|load|reload|reboot"
     r"|restart|run|try|add|pick|choose|get|stay|stick|fall|leave|disable|enable|export|mount"
-    r"|rely)"
+    r"|rely|unload|rmmod|modprobe|insmod|reset|restore|clear)"
 )
 _TOOLS = r"(?:apt|apt-get|pip|pip3|conda|sudo)"
 #: Where a negation stops governing: a coordinating or contrasting word that introduces a new
 #: verb ("but downgrade", "and instead downgrade", "then install", "so downgrade"), or a new
 #: verb straight after the governed one ("rather than upgrade downgrade").
 _NEW_VERB = linear(
-    r"\b(?:but|and|then|so|instead|or\s+else)\s+(?:(?:instead|then|just|rather|simply|also|so)\s+)"
-    r"{0,2}(?:" + _VERBS + "|" + _TOOLS + r")\b",
+    r"\b(?P<word>but|and|then|so|instead|or\s+else)\s+"
+    r"(?P<adverbs>(?:(?:instead|then|just|rather|simply|also|so)\s+){0,2})"
+    r"(?:(?P<verb>" + _VERBS + ")|" + _TOOLS + r")\b",
     ignore_case=True,
 )
+#: The verb a negation governs, past "need to", "to" or "do" ("no need to update").
+_GOVERNED = linear(r"^\s*(?:(?:need\s+to|to|do)\s+)?(?P<verb>[A-Za-z]+)\b", ignore_case=True)
+_BASE = linear(r"^" + _VERBS + r"$", ignore_case=True)
+_MAX_CONTINUED = 8
 #: An infinitive after a negated verb ("does not need to update the driver") is its
 #: complement: turned down with it.
 _INFINITIVE = linear(r"\s+to\s", ignore_case=True)
 _NEXT_VERB = linear(r"^\s*(?:" + _VERBS + r"|\w+ing)\s+(" + _VERBS + r")\b", ignore_case=True)
 
 
+def _form(word: str) -> str:
+    """``base`` for a verb of :data:`_VERBS`, ``ing`` for an -ing form, else ""."""
+    if _BASE.match(word):
+        return "base"
+    return "ing" if len(word) > 4 and word.lower().endswith("ing") else ""
+
+
+def governed_form(rest: str) -> str:
+    """The form of the verb a negation just before ``rest`` governs (:func:`_form`): "" when
+    it governs no verb (a removal's object: "remove torch")."""
+    governed = _GOVERNED.search(rest)
+    return _form(governed.group("verb")) if governed else ""
+
+
 def governed_end(clause: str, start: int) -> int:
     """Where the negation (or any word that governs one verb phrase, as a removal does) that
     ends at ``start`` in ``clause`` stops governing: at a new verb a coordinating or
     contrasting word introduces, or one that follows the governed verb directly; else at
-    the clause's end."""
+    the clause's end. A bare "and" before a verb of the governed verb's own form continues
+    the negated construction ("rather than purge 535 and install 470"; "instead of purging
+    and reinstalling" has no base verb to stop at): both verbs are turned down."""
     rest = clause[start:]
     ends = [len(rest)]
-    if (introduced := _NEW_VERB.search(rest)) is not None:
+    base = governed_form(rest) == "base"
+    for count, introduced in enumerate(_NEW_VERB.finditer(rest)):
+        continued = introduced.group("word").lower() == "and" and not introduced.group("adverbs")
+        if count < _MAX_CONTINUED and base and continued and introduced.group("verb"):
+            continue
         ends.append(introduced.start())
+        break
     if (following := _NEXT_VERB.search(rest)) is not None:
         ends.append(following.start(1))
     return start + min(ends)
