@@ -25,6 +25,12 @@ parentheses (brackets too), and a negation is read inside its clause only:
   clause's start when nothing opens one, through the negated verb: "a newer driver won't fix
   it so install driver 470" says "so install driver 470".
 
+A comma ends a clause except inside a list of bare verbs under one negation, closed by "or":
+"never reboot, reload or rmmod nvidia", "without rebooting, reloading, or removing it" turn
+down every verb (:func:`_listed`). Without the closing "or", or with an object before the
+comma, the comma opens a new clause: "do not upgrade, downgrade the driver", "don't
+upgrade, and downgrade the driver".
+
 Every pattern is RE2 (:mod:`ingest.linear_regex`) over a capped action, each searched a
 bounded number of times per clause, so the time is linear in the action.
 """
@@ -88,6 +94,13 @@ _NEW_VERB = linear(
 #: The verb a negation governs, past "need to", "to" or "do" ("no need to update").
 _GOVERNED = linear(r"^\s*(?:(?:need\s+to|to|do)\s+)?(?P<verb>[A-Za-z]+)\b", ignore_case=True)
 _BASE = linear(r"^" + _VERBS + r"$", ignore_case=True)
+#: A clause that is one bare verb: an item of a list of verbs ("never reboot, reload or ...").
+_BARE = linear(r"^\s*(?P<verb>[A-Za-z]+)\s*$")
+#: The last item of such a list: a bare verb, "or" ("nor") and the last verb, or "or" and
+#: the last verb after a serial comma.
+_LIST_END = linear(
+    r"^\s*(?:(?P<verb>[A-Za-z]+)\s+)?(?:or|nor)\s+(?P<last>[A-Za-z]+)\b", ignore_case=True
+)
 _MAX_CONTINUED = 8
 #: An infinitive after a negated verb ("does not need to update the driver") is its
 #: complement: turned down with it.
@@ -130,20 +143,47 @@ def governed_end(clause: str, start: int) -> int:
     return start + min(ends)
 
 
-def _clauses(text: str) -> list[tuple[int, int]]:
-    """Where each clause of ``text`` starts and ends."""
-    clauses: list[tuple[int, int]] = []
+def _clauses(text: str) -> list[tuple[int, int, str]]:
+    """Where each clause of ``text`` starts and ends, and the mark that ends it."""
+    clauses: list[tuple[int, int, str]] = []
     start = 0
     for match in islice(_BREAK.finditer(text), _MAX_CLAUSES):
-        clauses.append((start, match.start()))
+        clauses.append((start, match.start(), match.group(0)))
         start = match.end()
-    clauses.append((start, len(text)))
+    clauses.append((start, len(text), ""))
     return clauses
 
 
-def _turned_down_in(clause: str) -> list[tuple[int, int]]:
-    """The spans of ``clause`` it turns down, in order."""
+def _bare_form(clause: str) -> str:
+    """The form of the verb ``clause`` is, when it is one bare verb ("reload")."""
+    bare = _BARE.match(clause)
+    return _form(bare.group("verb")) if bare else ""
+
+
+def _listed(text: str, clauses: list[tuple[int, int, str]], at: int, form: str) -> int:
+    """How many clauses after ``at`` continue a list of bare verbs of ``form`` that a
+    negation over one bare verb opens there, 0 when they do not: joined by commas, each a
+    bare verb, the last "B or C" or (after a serial comma) "or C" ("never reboot, reload or
+    rmmod nvidia", "without rebooting, reloading, or removing it"). Without the closing "or"
+    a comma starts a new clause: "do not upgrade, downgrade the driver"."""
+    count = 0
+    while clauses[at + count][2] == "," and at + count + 1 < len(clauses):
+        start, end, _ = clauses[at + count + 1]
+        count += 1
+        if (last := _LIST_END.match(text[start:end])) is not None:
+            verb = last.group("verb")
+            if _form(last.group("last")) == form and (_form(verb) == form if verb else count > 1):
+                return count
+        if _bare_form(text[start:end]) != form:
+            return 0
+    return 0
+
+
+def _turned_down_in(clause: str) -> tuple[list[tuple[int, int]], str]:
+    """The spans of ``clause`` it turns down, in order, and the form of the verb a negation
+    governs through the clause's end when that verb is all it governs ("never reboot")."""
     spans: list[tuple[int, int]] = []
+    form = ""
     position = 0
     for _ in range(_MAX_NEGATIONS):
         rest = clause[position:]
@@ -167,23 +207,39 @@ def _turned_down_in(clause: str) -> list[tuple[int, int]]:
             # "do not": the "do" is turned down with what it negates
             down = imperative.start(1) if imperative else negation.start()
             end = governed_end(rest, negation.end())
+            form = _bare_form(rest[negation.end() : end])
         spans.append((position + down, position + end))
         position += end
         if position >= len(clause):
-            break
-    return spans
+            return spans, form
+    return spans, ""
 
 
 def _said_spans(text: str) -> list[tuple[int, int, bool]]:
     """Each part of ``text``'s clauses in order, with whether the action says it."""
     parts: list[tuple[int, int, bool]] = []
-    for start, end in _clauses(text):
-        said = start
-        for down, down_end in _turned_down_in(text[start:end]):
-            parts.append((said, start + down, True))
-            parts.append((start + down, start + down_end, False))
-            said = start + down_end
+    clauses = _clauses(text)
+    at = 0
+    while at < len(clauses):
+        start, end, _ = clauses[at]
+        found, form = _turned_down_in(text[start:end])
+        spans = [(start + a, start + b) for a, b in found]
+        listed = _listed(text, clauses, at, form) if form else 0
+        if listed:  # its items, and its last verb's phrase, are turned down with the negation
+            start, end, _ = clauses[at + listed]
+            last = _LIST_END.match(text[start:end])
+            assert last is not None
+            down_end = start + governed_end(text[start:end], last.start("last"))
+            spans[-1] = (spans[-1][0], down_end)
+            rest = _turned_down_in(text[down_end:end])[0]
+            spans += [(down_end + a, down_end + b) for a, b in rest]
+        said = clauses[at][0]
+        for down, down_end in spans:
+            parts.append((said, down, True))
+            parts.append((down, down_end, False))
+            said = down_end
         parts.append((said, end, True))
+        at += listed + 1
     return parts
 
 

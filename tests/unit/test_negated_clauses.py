@@ -2,7 +2,8 @@
 answers, never right ones). A verb joined by "and" in the governed verb's own form continues
 the turned-down construction ("rather than purge 535 and install 470", "instead of purging
 and reinstalling"); a verb a comma, "but" or "instead" introduces, or one of another form, is
-a new one ("don't upgrade, and downgrade").
+a new one ("don't upgrade, and downgrade"). A comma list of bare verbs closed by "or" under
+one negation ("never reboot, reload or rmmod nvidia") is turned down whole.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ from tests.support.linear_time import assert_linear
         ),
         ("Install torch instead of purging and reinstalling the driver", ["Install torch"]),
         ("Do not purge the driver and reinstall it; use torch cu118", ["use torch cu118"]),
+        # a comma or "or" list of bare verbs under one negation
+        ("Never reboot, reload or rmmod nvidia", []),
+        ("Never reboot, reload, or rmmod nvidia", []),
+        ("Do not upgrade, downgrade or reinstall the driver; install torch", ["install torch"]),
+        ("Install torch without rebooting, reloading or removing the module", ["Install torch"]),
+        (
+            "Never reboot, reload or rmmod nvidia but remove the image's libraries",
+            ["but remove the image's libraries"],
+        ),
     ],
 )
 def test_coordinated_verbs_under_one_negation_are_all_turned_down(
@@ -82,6 +92,7 @@ def _installed_535() -> AnalysisContext:
     "action",
     [
         "Keep the 535 driver rather than purge 535 and install driver 470; install torch cu121.",
+        "Install torch cu118; never upgrade, reinstall or downgrade the NVIDIA driver.",
     ],
 )
 def test_a_right_answer_turning_down_coordinated_driver_moves_passes(action: str) -> None:
@@ -102,9 +113,38 @@ def test_a_downgrade_the_negation_does_not_reach_is_still_a_harm(action: str) ->
     assert not validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
 
 
+_SLUG = "nvidia-driver-kernel-module-mismatch"
+#: The libraries (570) older than the loaded module (575): bundled in the image, so no reboot
+#: or reload fixes it (the runbook's step 1 is ruled out by driver-libraries-older).
+_OLDER_LIBRARIES = (
+    "NVRM: API mismatch: the client has the version 570.133.07, but this kernel module has the"
+    " version 575.51.02.  Please make sure that the kernel module and all NVIDIA driver"
+    " components have the same version."
+)
+
+
+def test_a_listed_refusal_of_reboot_and_reload_is_no_reload() -> None:
+    action = "Remove the 570 driver libraries from the image; never reboot, reload or rmmod nvidia."
+    ctx = message_context(_OLDER_LIBRARIES, (_SLUG, 0.9))
+    assert validate(draft(action, _SLUG), ctx).premises_ok, action
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Don't reboot, reload the nvidia module (rmmod nvidia && modprobe nvidia).",
+        "Do not reboot; reload or rmmod nvidia.",
+    ],
+)
+def test_a_reload_the_negation_does_not_reach_is_still_ruled_out(action: str) -> None:
+    ctx = message_context(_OLDER_LIBRARIES, (_SLUG, 0.9))
+    assert not validate(draft(action, _SLUG), ctx).premises_ok, action
+
+
 def test_coordinated_and_listed_verbs_are_read_in_linear_time() -> None:
     def read(n: int) -> None:
+        said_parts("never reboot" + ", reload" * (n // 8) + " or rmmod nvidia")
         said_parts("rather than purge" + " and install" * (n // 12))
-        said_parts("do not x and install" * (n // 20))
+        said_parts("do not x, " * (n // 10))
 
     assert_linear(read, 100, 4000)
