@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from rca.suggestion.compatibility import load_tables
 from rca.suggestion.cuda_components import (
@@ -95,6 +96,19 @@ _REQUIRED_BEFORE = linear(
 #: needs or a driver runs ("which any driver 450.80.02 or newer supports") a requirement; in
 #: one that moves the driver ("update it to 525 or newer") still where the step moves it.
 _FLOOR_AFTER = linear(r"^\s*(?:\+|(?:or|and)\s+(?:newer|later|above|higher)\b)", ignore_case=True)
+#: A parenthesis right after the driver word is the driver's own version, in apposition:
+#: "upgrade the NVIDIA driver (550 or newer)", "(at least 550)", "(>= 550)", "(e.g. 550)". A
+#: floor word inside it ("at least", "minimum", ">=") is that driver's floor, not a
+#: requirement the clause quotes; whether the clause moves the driver or states what a build
+#: needs is read before the parenthesis ("which need the NVIDIA driver (550 or newer)").
+_APPOSED = linear(
+    r"\bdrivers?\s*(?P<paren>\()\s*(?:(?:eg|ie)\b[\s,:]*)?(?:version\s+)?"
+    r"(?P<floor>(?:at\s+least|min(?:imum)?\b\.?|>=|≥)[\s:]*(?:version\s+)?)?$",
+    ignore_case=True,
+)
+#: "e.g.", "i.e." and "min.", which end no clause: read without their stops (the text keeps
+#: its length).
+_ABBREVIATION = linear(r"\b(?:e\.g|i\.e|min)\.", ignore_case=True)
 _DESCRIBING = linear(
     r"^\s*(?:which|that|whose|as|since|because|so|where|while)\b", ignore_case=True
 )
@@ -228,7 +242,8 @@ def driver_targets(action: str) -> list[tuple[int, ...]]:
     near the word "driver", except a size or clock (a unit follows), the driver it moves
     from or avoids ("from 470", "not 396", "instead of 460"), one a refusal in its clause
     governs ("do not downgrade the driver to 470") and a requirement ("which need NVIDIA
-    driver 530 or newer")."""
+    driver 530 or newer"). A number in parentheses right after the driver word is that
+    driver's own ("upgrade the NVIDIA driver (at least 550)", :data:`_APPOSED`)."""
     return [version for version, _, _ in _named_targets(action)]
 
 
@@ -238,19 +253,31 @@ def _clause(text: str, start: int) -> str:
     return text[begin + 1 : start]
 
 
-def _floor(text: str, end: int) -> bool:
-    """Whether a floor follows the number ending at ``end`` ("530 or newer", "R525+")."""
-    return bool(_FLOOR_AFTER.search(text[end : end + 16]))
+def _apposed(text: str, start: int) -> LinearMatch | None:
+    """The parenthesis after the driver word that the number at ``start`` opens, if any."""
+    return _APPOSED.search(text[max(0, start - _AFTER) : start])
+
+
+def _floor(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``start:end`` is a floor: one follows it ("530 or newer",
+    "R525+"), or a floor word opens its parenthesis ("driver (at least 525)")."""
+    apposed = _apposed(text, start)
+    return bool(_FLOOR_AFTER.search(text[end : end + 16]) or (apposed and apposed["floor"]))
 
 
 def _required(text: str, start: int, end: int) -> bool:
     """Whether the number at ``start:end`` is a requirement, not where the text moves the
     driver: a requirement word introduces it, or a floor follows it in a clause that describes
-    rather than moves."""
-    clause = _clause(text, start)
+    rather than moves. A number in apposition to the driver (:data:`_APPOSED`) is read as if
+    it stood where its parenthesis opens."""
+    apposed = _apposed(text, start)
+    if apposed is not None:
+        clause = _clause(text, max(0, start - _AFTER) + apposed.start(1)).rstrip()
+    else:
+        clause = _clause(text, start)
     if _REQUIRED_BEFORE.search(clause[-_AFTER * 2 :]):
         return True
-    return _floor(text, end) and bool(_DESCRIBING.search(clause))
+    return _floor(text, start, end) and bool(_DESCRIBING.search(clause))
 
 
 def _refused(text: str, start: int, end: int, down: Sequence[tuple[int, int]]) -> bool:
@@ -271,7 +298,7 @@ def _refused(text: str, start: int, end: int, down: Sequence[tuple[int, int]]) -
 def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
     """:func:`driver_targets`, each with the number as written and whether it is a floor a
     moving clause sets ("update the driver to 525 or newer")."""
-    text = action[:_MAX_ACTION]
+    text = _ABBREVIATION.sub(lambda m: m[0].replace(".", "").ljust(len(m[0])), action[:_MAX_ACTION])
     words = [m.span() for m in islice(_DRIVER_WORD.finditer(text), _MAX_MATCHES)]
     found: list[tuple[tuple[int, ...], str, bool]] = []
     down = turned_down(text) if words else []
@@ -288,7 +315,7 @@ def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
         version = parse_version(match.group("v"))
         new = version and all(version != seen for seen, _, _ in found)
         if new and _near_driver(text, *match.span(), words):
-            found.append((version, match.group("v"), _floor(text, match.end())))
+            found.append((version, match.group("v"), _floor(text, *match.span())))
     return found
 
 

@@ -19,6 +19,7 @@ from rca.suggestion.driver_targets import (
     installed_driver,
     moved_older,
 )
+from rca.suggestion.premises import read_premises, shown_harms
 from rca.suggestion.validation import validate
 from tests.support.driver_texts import FOUND_11040 as _FOUND_11040
 from tests.support.driver_texts import INSUFFICIENT as _INSUFFICIENT
@@ -210,3 +211,45 @@ def test_a_downgrade_after_a_refused_or_removed_other_thing_is_a_harm(action: st
 )
 def test_a_downgrade_without_a_number_after_another_refused_thing_is_one(action: str) -> None:
     assert moved_older(action, None, {"driver-older-than-runtime"}), action
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Upgrade the NVIDIA driver (550 or newer).",
+        "Upgrade the NVIDIA driver (at least 550).",
+        "Upgrade the NVIDIA driver (>= 550).",
+        "Upgrade the NVIDIA driver (min. 550).",
+        "Upgrade the NVIDIA driver (e.g. 550 or newer).",
+    ],
+)
+def test_a_driver_in_parentheses_after_the_driver_is_the_answers_own(action: str) -> None:
+    # review (issue 16): the parenthesis is the driver's own version, a floor the answer sets,
+    # so a restated step's older driver does not speak for it
+    assert driver_targets(action) == [(550,)]
+    premises = read_premises(_installed_535())
+    assert shown_harms("Install NVIDIA driver 470.", premises, answer=action) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Install the cu124 wheels, which need the NVIDIA driver (at least 550).",
+        "Do not install an older NVIDIA driver (e.g. 470); install torch cu121.",
+    ],
+)
+def test_a_parenthesised_requirement_or_refused_driver_is_no_target(action: str) -> None:
+    assert not driver_targets(action)
+    assert validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Install an older NVIDIA driver (e.g. 470.82).",
+        "Use the legacy NVIDIA driver (i.e. 470.82.01).",
+    ],
+)
+def test_an_older_driver_in_parentheses_is_still_a_harm(action: str) -> None:
+    assert driver_targets(action) and driver_targets(action)[0][0] == 470
+    assert not validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
