@@ -237,14 +237,15 @@ def _near_driver(text: str, start: int, end: int, words: list[tuple[int, int]]) 
     return False
 
 
-def driver_targets(action: str) -> list[tuple[int, ...]]:
+def driver_targets(action: str | None) -> list[tuple[int, ...]]:
     """The driver versions ``action`` names as where it moves the driver, in order: numbers
     near the word "driver", except a size or clock (a unit follows), the driver it moves
     from or avoids ("from 470", "not 396", "instead of 460"), one a refusal in its clause
     governs ("do not downgrade the driver to 470") and a requirement ("which need NVIDIA
     driver 530 or newer"). A number in parentheses right after the driver word is that
-    driver's own ("upgrade the NVIDIA driver (at least 550)", :data:`_APPOSED`)."""
-    return [version for version, _, _ in _named_targets(action)]
+    driver's own ("upgrade the NVIDIA driver (at least 550)", :data:`_APPOSED`). No action
+    (``None``, as a draft without one has) names none."""
+    return [version for version, _, _ in _named_targets(action or "")]
 
 
 def _clause(text: str, start: int) -> str:

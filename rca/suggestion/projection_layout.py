@@ -81,9 +81,10 @@ def projection_layout(modules: ShownModules, families: Families | None = None) -
     return Layout(kind, not_found[:_MAX_NAMES], fused[:_MAX_NAMES], separate[:_MAX_NAMES])
 
 
-def layout_facts(texts: Sequence[str]) -> set[str]:
-    """``model-attention-fused`` or ``model-attention-separate``, as ``texts`` show it."""
-    kind = projection_layout(read_shown_modules(texts)).kind
+def layout_facts(texts: Sequence[str] | None) -> set[str]:
+    """``model-attention-fused`` or ``model-attention-separate``, as ``texts`` show it (no
+    texts, ``None``, show none)."""
+    kind = projection_layout(read_shown_modules(texts or ())).kind
     return {f"model-attention-{kind}"} if kind else set()
 
 

@@ -69,13 +69,13 @@ class OwnKinds:
     drivers: bool = False  # it names a driver version to move to
 
 
-def own_kinds(answer: str, shown: ShownModules | None = None) -> OwnKinds:
+def own_kinds(answer: str | None, shown: ShownModules | None = None) -> OwnKinds:
     """What ``answer`` says itself: whether it sets options (or runs a script), names modules
     to use (names of modules, as ``shown`` and the attention families tell them, not
     ``LoraConfig`` or ``get_peft_model``), gives a tensor a device, dtype or shape, strips or
     adds a key prefix, and names a driver version. (Which limits it moves depends on the
-    incident's: :func:`.limit_moves.moved_limits`.)"""
-    text = answer[:MAX_SCAN]
+    incident's: :func:`.limit_moves.moved_limits`.) No answer (``None``) says nothing."""
+    text = (answer or "")[:MAX_SCAN]
     options = runs_script(text) or any(o.how in ("set", "change") for o in options_set_by(text))
     modules = bool(module_names_to_use(text, shown or ShownModules()))
     tensors = bool(tensor_targets(text))

@@ -253,3 +253,8 @@ def test_a_parenthesised_requirement_or_refused_driver_is_no_target(action: str)
 def test_an_older_driver_in_parentheses_is_still_a_harm(action: str) -> None:
     assert driver_targets(action) and driver_targets(action)[0][0] == 470
     assert not validate(draft(action, _TOO_OLD[0]), _installed_535()).premises_ok, action
+
+
+def test_no_action_names_no_driver() -> None:
+    assert driver_targets(None) == []
+    assert driver_targets("Install NVIDIA driver 470.") == [(470,)]

@@ -223,3 +223,8 @@ def test_long_input_is_read_in_linear_time() -> None:
         layout_values([text])
 
     assert_linear(read, 500, 20_000)
+
+
+def test_no_texts_show_no_layout() -> None:
+    assert layout_facts(None) == set()
+    assert layout_facts(_repr(["query_key_value", "dense", "fc"])) == {"model-attention-fused"}

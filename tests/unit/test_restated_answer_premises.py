@@ -10,7 +10,9 @@ import pytest
 
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.premises import premise_complaints, read_premises, shown_harms
+from rca.suggestion.restated_steps import OwnKinds, own_kinds
 from rca.suggestion.step_options import options_set_by
+from rca.suggestion.validation import validate
 from tests.support.evidence import draft, incident_context, message_context
 from tests.support.linear_time import assert_linear
 
@@ -246,3 +248,13 @@ def test_a_limit_move_the_answer_turns_down_is_not_its_move(action: str) -> None
 )
 def test_a_prefix_move_the_answer_turns_down_is_not_its_move(action: str) -> None:
     assert _complaints(action, _PREFIX, _MODEL_SIDE, (_PREFIX, 0.9)) == []
+
+
+def test_no_answer_says_nothing_and_fails_validation() -> None:
+    # review (issue 16): a draft whose action is None (a provider's JSON without one) crashed
+    # the premise checks instead of failing on its missing action
+    assert own_kinds(None) == OwnKinds(options=False, modules=False)
+    assert own_kinds("Pass find_unused_parameters=True to DDP.").options
+    ctx = message_context(_DDP, ("ddp-unused-parameters", 0.9))
+    result = validate(draft(None, "ddp-unused-parameters"), ctx)  # type: ignore[arg-type]
+    assert not result.ok and "action is missing" in result.complaints[0]
