@@ -49,6 +49,11 @@ FACTS: dict[str, str] = {
         "the user's own frames construct the failing layer, or run it from a model's forward"
         " in the user's files"
     ),
+    "layer-origin-not-shown": (
+        "a matmul's shapes are read and nothing shows the user's code built the failing layer"
+        " (no traceback, or frames that run it from a library's model): resizing it is a guess"
+        " that discards trained weights if the layer is not the user's"
+    ),
     "layer-resize-unsupported": (
         "the matmul shapes say the input is wrong, not the layer: its values folded into rows,"
         " or an input smaller than one row that nothing shows the user's code built the layer for"
@@ -146,13 +151,17 @@ FACTS: dict[str, str] = {
     ),
     "model-attention-fused": (
         "the model computes attention's query, key and value in one fused module: its printed"
-        " modules show one (query_key_value, c_attn, Wqkv), or, none printed, every name"
-        " PEFT's message lists as not found is a separate projection (q_proj, v_proj)"
+        " modules show one (query_key_value, c_attn, Wqkv)"
     ),
     "model-attention-separate": (
         "the model keeps attention's query, key and value projections separate: its printed"
-        " modules show them (q_proj, k_proj, v_proj), or, none printed, the name PEFT's"
-        " message lists as not found is a fused projection (query_key_value, qkv_proj)"
+        " modules show them (q_proj, k_proj, v_proj)"
+    ),
+    "attention-layout-guessed": (
+        "the step or suggestion tells the user to use a fused attention projection"
+        " (query_key_value, c_attn) while no printed model shows the attention layout: PEFT's"
+        " names not found fit either layout (q_proj missing on BLOOM and on BERT alike): read"
+        " from the step's or the suggestion's own words"
     ),
     "library-major-missing": (
         "a binary could not load a shared library at the major version it was linked against"

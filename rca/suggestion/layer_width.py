@@ -22,6 +22,15 @@ files. A loader is not needed to rule resizing out: ``layer-resize-unsupported``
 the input is folded into rows (a rearrangement: whoever built the layer), or when it is
 smaller than one row and nothing shows the user built the layer. Steps that change the
 layer's width name that fact in ``unless``; which steps fit instead is runbook data.
+
+``layer-origin-not-shown`` holds when a matmul's shapes are read and nothing shows the user
+built the layer: a message with no traceback, or frames that run the layer from a library's
+own model (a pipeline, a loaded checkpoint's architecture). Resizing is then a guess that
+discards trained weights whenever the layer is not the user's, while "load the components
+made for this architecture" or "check which tensor reaches the layer" harm nothing; so the
+offline provider's resize steps carry it in ``unless``. It is not a harm rule for any answer
+(:mod:`rca.suggestion.checks.layer_resize` does not read it): an LLM that says "if you built
+this layer, set ``in_features``" may be right, and the incident cannot show it is wrong.
 :mod:`rca.suggestion.checks.layer_resize` applies the same rule to any suggestion's words,
 offline or LLM.
 
@@ -42,6 +51,7 @@ __all__ = [
     "BUILT",
     "FOLDED",
     "MUCH_WIDER",
+    "ORIGIN_NOT_SHOWN",
     "SMALLER",
     "UNSUPPORTED",
     "layer_width_facts",
@@ -53,6 +63,7 @@ FOLDED = "features-folded-into-rows"
 SMALLER = "input-smaller-than-one-row"
 BUILT = "layer-built-in-user-code"
 UNSUPPORTED = "layer-resize-unsupported"
+ORIGIN_NOT_SHOWN = "layer-origin-not-shown"
 
 MUCH_WIDER = 8
 """How many times wider than the input's rows a layer must be, besides the whole input holding
@@ -120,8 +131,8 @@ def layer_width_facts(diffs: Iterable[ShapeDiff], frames: Sequence[Any] = ()) ->
     shapes = [dims for diff in list(diffs)[:2] if (dims := matmul_dims(diff))]
     for dims in shapes:
         facts |= shape_facts(*dims)
-    if shapes and _built_by_user(frames):
-        facts.add(BUILT)
+    if shapes:
+        facts.add(BUILT if _built_by_user(frames) else ORIGIN_NOT_SHOWN)
     if FOLDED in facts or (SMALLER in facts and BUILT not in facts):
         facts.add(UNSUPPORTED)
     return facts

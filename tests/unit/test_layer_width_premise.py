@@ -195,10 +195,10 @@ def test_a_library_models_layer_is_not_the_users():
 
 
 def test_a_real_one_feature_input_keeps_the_resize_step():
-    """50 rows of one feature into a layer built for 3: 50 is no multiple of 3, so nothing
-    says the features were folded; resizing stays a candidate."""
-    ctx = _ctx(_message(50, 1, 3, 8))
-    assert not _facts(ctx.message)
+    """50 rows of one feature into a layer the user's forward runs, built for 3: 50 is no
+    multiple of 3, so nothing says the features were folded; resizing stays a candidate."""
+    ctx = _ctx(_message(50, 1, 3, 8), USER_FORWARD)
+    assert _facts(ctx.message, USER_FORWARD) == {BUILT}
     assert "in_features" in OfflineProvider().suggest(ctx).action
 
 
