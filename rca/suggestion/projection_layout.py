@@ -12,7 +12,9 @@ fused projection (fused) or separate projections of at least two roles (separate
 PEFT's message lists as not found say no layout: ``q_proj``/``v_proj`` missing fits a fused
 model (BLOOM) as well as one that keeps them apart under other names (BERT's ``query``, T5's
 ``q``, DistilBERT's ``q_lin``), so without a printed model there is no fact, only the
-placeholder ``{modules-not-found}`` a step names as the names not to use.
+placeholder ``{modules-not-found}`` a step names as the names not to use; and a step (or a
+suggestion restating it) that names a fused projection to use then guesses the layout: the
+step-relative fact ``attention-layout-guessed`` (:func:`guessed_layout`) rules it out.
 
 A name is fused when a model type's default LoRA targets in PEFT's mapping are that one
 module (``c_attn``, ``Wqkv``), or when its parts spell two or more roles (``qkv_proj``,
@@ -24,17 +26,21 @@ and the mapping are data, with their source:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ingest.linear_regex import compile as linear
 from rca.suggestion.lora_families import Families, load_families
-from rca.suggestion.module_names import ShownModules, read_shown_modules
+from rca.suggestion.module_names import ShownModules, module_names_to_use, read_shown_modules
+from rca.suggestion.negated_clauses import said_parts
 
 __all__ = [
+    "GUESSED",
     "LAYOUT_FACTS",
     "VALUE_NAMES",
     "Families",
     "layout_facts",
+    "guessed_layout",
     "layout_values",
     "load_families",
     "projection_layout",
@@ -46,6 +52,10 @@ VALUE_NAMES = frozenset(
     {"modules-not-found", "shown-fused-projection", "shown-separate-projections"}
 )
 _MAX_NAMES = 12
+#: The step-relative fact (:mod:`.step_relative`) of a wording that states a fused layout
+#: no printed model shows.
+GUESSED = "attention-layout-guessed"
+_FUSED = linear(r"\bfused\b", ignore_case=True)
 
 
 @dataclass(frozen=True)
@@ -104,3 +114,25 @@ def layout_values(texts: Sequence[str]) -> dict[str, str]:
         "shown-separate-projections": _listed(layout.shown_separate),
     }
     return {name: value for name, value in values.items() if value}
+
+
+def guessed_layout(texts: Iterable[str], modules: ShownModules) -> str:
+    """Why the first of ``texts`` that names modules to use, or says a fused projection
+    outside what it turns down, states a fused layout while PEFT's names not found show and
+    no printed model shows the layout ("" when it does not, or the incident shows either)."""
+    layout = projection_layout(modules)
+    if layout.kind or not layout.not_found:
+        return ""
+    families = load_families()
+    for text in texts:
+        names = module_names_to_use(text, modules) if text else []
+        fused = [name for name in names if families.kind(name) == "fused"]
+        if fused or (not names and any(_FUSED.search(p) for p in said_parts(text))):
+            named = f" ({', '.join(fused[:3])})" if fused else ""
+            return (
+                f"it states a fused attention projection{named}, which no printed model shows:"
+                " the names PEFT did not find fit either layout"
+            )
+        if names:
+            return ""
+    return ""

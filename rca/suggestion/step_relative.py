@@ -4,7 +4,9 @@ A step-relative fact, named in a step's ``unless``, holds or not for one step: i
 the step's wording (values filled), from a suggestion that restates the step, or from one
 that says its ``says`` words, against what the incident shows: the installed NVIDIA driver
 (``driver-moved-older``, :mod:`.driver_targets`) and the module names the message says the
-model lacks or the incident prints (``module-named-missing``, :mod:`.module_names`). One
+model lacks or the incident prints (``module-named-missing``, :mod:`.module_names`), and a
+fused attention layout no printed model shows (``attention-layout-guessed``,
+:mod:`.projection_layout`). One
 object carries every such kind, so :class:`~rca.suggestion.premises.Premises` holds one field
 for them and a new kind changes this module, not the premise checks.
 """
@@ -30,11 +32,12 @@ from rca.suggestion.module_names import (
     missing_module_harms,
     read_shown_modules,
 )
+from rca.suggestion.projection_layout import GUESSED, guessed_layout
 
 __all__ = ["RELATIVE_FACTS", "StepRelative", "read_step_relative", "relative_facts"]
 
 #: The facts of :data:`rca.corpus.step_facts.FACTS` read against a step's wording.
-RELATIVE_FACTS = DRIVER_FACTS | MODULE_FACTS
+RELATIVE_FACTS = DRIVER_FACTS | MODULE_FACTS | {GUESSED}
 
 
 @dataclass(frozen=True)
@@ -96,4 +99,6 @@ def relative_facts(
     modules = "module-named-missing" in unless
     if modules and (why := misnamed([wording, step, said], shown.modules)):
         found["module-named-missing"] = why
+    if GUESSED in unless and (why := guessed_layout([wording, step, said], shown.modules)):
+        found[GUESSED] = why
     return found

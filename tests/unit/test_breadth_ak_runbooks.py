@@ -36,7 +36,8 @@ WORDINGS: tuple[Wording, ...] = (
         "ValueError",
         "ValueError: Target modules {'k_proj', 'o_proj', 'q_proj', 'v_proj'} not found in the"
         " base model. Please check the target modules and try again.",
-        ("query_key_value",),
+        # no printed model: the layout is not shown, so no fused name is guessed
+        ("target_modules", "own attention projections"),
     ),
 )
 

@@ -4,7 +4,7 @@ flash-attn's compiled module loaded against another torch (``flash-attn-undefine
 from the flash-attention installation notes and its ``setup.py`` build switches), the older
 transformers wording of the missing padding token (``tokenizer-pad-token-missing``), PEFT's
 LoRA target names per architecture (``peft-target-modules-not-found``, from PEFT's defaults
-per model type: the fix names the fused projections, not only "this model's names") and the
+per model type: the fix names a fused projection only when a printed model shows one) and the
 start-up check of NVIDIA's NGC containers for the host driver (``cuda-driver-too-old``, from
 the containers' release notes). Each wording, sent as a bare incident, must be found first
 over the whole bundled corpus by lexical retrieval (BM25 and the signal prior; unit tests load
@@ -81,7 +81,8 @@ WORDINGS: dict[str, tuple[tuple[str, str], ...]] = {
 ACTION_TERMS: dict[str, tuple[str, ...]] = {
     "flash-attn-undefined-symbol": ("flash-attn", "--no-build-isolation", "--no-cache-dir"),
     "tokenizer-pad-token-missing": ("tokenizer.pad_token = tokenizer.eos_token",),
-    "peft-target-modules-not-found": ("target_modules", "query_key_value", "W_pack", "c_attn"),
+    # no printed model shows the layout: this model's own names, no fused one guessed
+    "peft-target-modules-not-found": ("target_modules", "own attention projections"),
     "cuda-driver-too-old": ("driver",),
 }
 

@@ -26,7 +26,7 @@ from rca.suggestion.projection_layout import (
 from rca.suggestion.providers import OfflineProvider
 from rca.suggestion.providers.step_ranking import rank_steps
 from rca.suggestion.validation import validate
-from tests.support.evidence import message_context
+from tests.support.evidence import draft, message_context
 from tests.support.linear_time import assert_linear
 
 _PEFT = ("peft-target-modules-not-found", 0.9)
@@ -228,3 +228,30 @@ def test_long_input_is_read_in_linear_time() -> None:
 def test_no_texts_show_no_layout() -> None:
     assert layout_facts(None) == set()
     assert layout_facts(_repr(["query_key_value", "dense", "fc"])) == {"model-attention-fused"}
+
+
+@pytest.mark.parametrize("names", [["q_proj", "v_proj"], ["Wqkv"], ["c_proj"]])
+def test_without_a_printed_model_the_chosen_step_states_no_layout(names: list[str]) -> None:
+    """Review (issue 16): with PEFT's missing names alone the fused step was still chosen and
+    said "the model's fused attention projection", a layout nothing showed."""
+    message = _NOT_FOUND.format(names=repr(names))
+    position, action = _chosen(message)
+    assert position != _FUSED_STEP and "fused" not in action, action
+    ctx = message_context(message, _PEFT)
+    assert validate(OfflineProvider().suggest(ctx), ctx).ok
+
+
+_FUSED_ANSWER = (
+    "Set `target_modules` to the model's fused attention projection `query_key_value`"
+    " instead of the names PEFT lists as not found (`q_proj`, `v_proj`)."
+)
+
+
+def test_an_answer_naming_a_fused_projection_no_printed_model_shows_fails() -> None:
+    message = _NOT_FOUND.format(names="['q_proj', 'v_proj']")
+    result = validate(draft(_FUSED_ANSWER, _PEFT[0]), message_context(message, _PEFT))
+    assert not result.premises_ok
+    assert any("attention-layout-guessed" in c for c in result.complaints), result.complaints
+    # the same answer is right when the printed model shows the fused projection
+    shown = message_context(message, _PEFT, logs=tuple(_repr(["query_key_value", "dense"])))
+    assert validate(draft(_FUSED_ANSWER, _PEFT[0]), shown).premises_ok
