@@ -42,6 +42,7 @@ over capped texts.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -65,6 +66,8 @@ MODULE_FACTS = frozenset({"module-named-missing"})
 _MAX_TEXT = 20000
 _MAX_ACTION = 2000
 _MAX_MATCHES = 64
+#: The names an action gives that are read: more than any answer lists, so none is missed.
+_MAX_NAMES = 64
 _MIN_REPR = 3
 _MARKS = frozenset("`'\"")
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_0-9][A-Za-z0-9_]*)*"
@@ -173,30 +176,46 @@ def read_shown_modules(
 
 
 def _away_spans(text: str) -> list[tuple[int, int]]:
-    spans = []
-    for match in islice(_AWAY.finditer(text), _MAX_MATCHES):
+    """Where ``text`` moves away from what it names, in order: every such clause however long
+    the text (a word inside a span already found extends nothing, so each stretch of text is
+    searched once)."""
+    spans: list[tuple[int, int]] = []
+    for match in _AWAY.finditer(text):
+        if spans and match.end() <= spans[-1][1]:
+            continue
         end = _AWAY_END.search(text, match.end())
         spans.append((match.end(), end.start() if end else len(text)))
     return spans
 
 
+def _inside(spans: list[tuple[int, int]], starts: list[int], at: int) -> bool:
+    """Whether ``at`` is inside one of ``spans`` (in order, not overlapping; ``starts`` are
+    their starts)."""
+    index = bisect_right(starts, at) - 1
+    return index >= 0 and at < spans[index][1]
+
+
 def names_to_use(action: str) -> list[str]:
-    """The module-like names ``action`` tells the user to use, in order (module docstring)."""
-    text = action.partition("Reason:")[0][:_MAX_ACTION]
+    """The module-like names ``action`` tells the user to use, in order (module docstring):
+    read over the whole action, however long, up to :data:`_MAX_NAMES` names."""
+    text = action.partition("Reason:")[0]
     options = {
         o.key for o in options_set_by(text) if o.value is not None or o.adds or o.how != "set"
     }
     away = _away_spans(text)
+    starts = [start for start, _ in away]
     names: list[str] = []
-    for match in islice(_NAME.finditer(text), _MAX_MATCHES * 4):
+    for match in _NAME.finditer(text):
         name, start, end = match.group("name"), match.start(), match.end()
         before, after = text[max(0, start - 2) : start], text[end : end + 2].lstrip(" ")
         marked = bool(before) and before[-1] in _MARKS and text[end : end + 1] in _MARKS
         if not (marked or "_" in name.strip("_")) or name in names:
             continue
+        if len(names) >= _MAX_NAMES:
+            break
         if after[:1] in ("=", "(", ":") or before.endswith(("--", ".")):
             continue  # a keyword, a call, a flag or an attribute
-        if name.lower() in options or any(a <= start < b for a, b in away):
+        if name.lower() in options or _inside(away, starts, start):
             continue
         if _DENIED.search(text[end : end + 120]):
             continue  # the action says the model lacks it
@@ -226,7 +245,7 @@ def names_a_module(name: str, shown: ShownModules) -> bool:
 def module_names_to_use(action: str, shown: ShownModules) -> list[str]:
     """The names ``action`` tells the user to use that name modules (:func:`names_a_module`),
     or that it lists (``target_modules=['dense', 'fc_in']``: a list's entries are targets)."""
-    text = action.partition("Reason:")[0][:_MAX_ACTION]
+    text = action.partition("Reason:")[0]
     listed = {n for m in islice(_LIST.finditer(text), _MAX_MATCHES) for n in _quoted(m.group(0))}
     return [n for n in names_to_use(action) if n in listed or names_a_module(n, shown)]
 

@@ -317,3 +317,41 @@ def test_a_print_cut_before_its_leaves_shows_no_names() -> None:
     assert not read_shown_modules(cut).shown
     assert not misnamed([step], read_shown_modules(cut))
     assert read_shown_modules(_LLAMA_REPR.splitlines()).shown  # the leaves were printed
+
+
+_PREAMBLE = (
+    "Load the base model with `AutoModelForCausalLM.from_pretrained(base)` and print"
+    " `model.named_modules()` to see which attention modules it has. "
+)
+
+
+@pytest.mark.parametrize("repeats", [1, 12, 20, 40])
+def test_a_long_answer_naming_the_missing_modules_is_still_a_harm(repeats: int) -> None:
+    """Review (issue 16): the action was read up to 2,000 characters and 256 words, so a long
+    answer's names after that were never checked."""
+    action = _PREAMBLE * repeats + "Then set `target_modules=['q_proj', 'v_proj']`."
+    shown = read_shown_modules([_SPLIT_MISSING])
+    assert missing_module_harms(action, shown), len(action)
+
+
+def test_a_long_answer_naming_the_missing_modules_fails_validation() -> None:
+    action = _PREAMBLE * 20 + "Then set `target_modules=['q_proj', 'v_proj']`."  # 2,900 chars
+    ctx = message_context(_SPLIT_MISSING, _PEFT)
+    assert not validate(draft(action, _PEFT[0]), ctx).premises_ok
+
+
+@pytest.mark.parametrize("repeats", [1, 12, 20, 40])
+def test_a_long_answer_replacing_the_missing_modules_is_no_harm(repeats: int) -> None:
+    # many clauses that move away from something ("not from the cache") before the last one
+    preamble = "Load the tokenizer from the base model, not from the adapter. " * repeats * 2
+    action = preamble + "Set `target_modules=['query_key_value']` instead of `q_proj`, `v_proj`."
+    shown = read_shown_modules([_SPLIT_MISSING])
+    assert not missing_module_harms(action, shown), len(action)
+
+
+def test_names_in_a_long_answer_are_read_in_linear_time() -> None:
+    def read(n: int) -> None:
+        names_to_use("not from `a_b` " * (n // 15) + "use `q_proj`")
+        names_to_use("x_y " * (n // 4))
+
+    assert_linear(read, 1000, 40_000)
