@@ -21,8 +21,9 @@ dropped GPU supports, does not. The step moves the driver older when every drive
 action names is older than the installed one (alternatives such as "410+, or 384.111+ with the
 compatibility package" keep it), or when it downgrades the driver while the message says the
 driver is too old for the CUDA runtime (``driver-older-than-runtime``). Where the incident
-shows only the CUDA release its driver supports, the driver is at least the lowest branch
-NVIDIA lists for that CUDA family, and only a target of an older branch is older; not under
+shows only the CUDA release its driver supports, the driver is at least the one NVIDIA
+packages with that release (:mod:`.driver_floors`: a driver reporting CUDA 11.6 is a 510, not
+merely the 450 any 11.x build runs on), and only a target of an older branch is older; not under
 NVIDIA's forward-compatibility package, whose libcuda (and so the CUDA release reported) comes
 from a newer branch than the kernel module installed (:mod:`.cuda_components`). When the
 kernel reports its module out of step with the user-space libraries (:mod:`.driver_mismatch`),
@@ -42,13 +43,13 @@ from itertools import islice
 
 from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
-from rca.suggestion.compatibility import load_tables
 from rca.suggestion.cuda_components import (
     component_facts,
     driver_cuda,
     forward_compat,
     shown_drivers,
 )
+from rca.suggestion.driver_floors import driver_floor
 from rca.suggestion.driver_mismatch import driver_mismatch
 from rca.suggestion.negated_clauses import governed_end, turned_down
 from rca.suggestion.version_numbers import parse_version
@@ -142,9 +143,10 @@ _REFUSED = linear(
 @dataclass(frozen=True)
 class InstalledDriver:
     """The driver the incident shows installed: ``version`` as printed (``exact``), or, when
-    only the CUDA release it supports is shown, the lowest driver branch for that release
-    (a one-part lower bound). ``libraries`` is the user-space libraries' version when the
-    kernel reports them out of step with the loaded module (:mod:`.driver_mismatch`);
+    only the CUDA release it supports is shown, the branch NVIDIA packages with that release
+    (a one-part lower bound, :func:`.driver_floors.driver_floor`). ``libraries`` is the
+    user-space libraries' version when the kernel reports them out of step with the loaded
+    module (:mod:`.driver_mismatch`);
     ``versions`` the CUDA version facts the incident shows, which make an older driver a harm
     (:func:`driver_harms`)."""
 
@@ -185,17 +187,6 @@ class InstalledDriver:
         return line
 
 
-def _branch_floor(cuda: str) -> int:
-    """The lowest driver branch NVIDIA lists for ``cuda`` ("11.4" -> 450), 0 if none."""
-    version = parse_version(cuda)
-    for table in load_tables() if version else ():
-        if table.subject == "cuda" and "driver" in table.columns:
-            row = table.row_for(version)
-            driver = parse_version(row.values.get("driver", "")) if row else ()
-            return driver[0] if driver else 0
-    return 0
-
-
 def installed_driver(texts: Sequence[str]) -> InstalledDriver | None:
     """The installed driver the texts show; of two different ones (a kernel module and its
     user-space library after an upgrade), the older, which bounds both from below, unless the
@@ -217,9 +208,9 @@ def installed_driver(texts: Sequence[str]) -> InstalledDriver | None:
     if forward_compat(texts):
         return None
     cuda = driver_cuda(texts)
-    if floor := _branch_floor(cuda):
-        shown = f"a driver for CUDA {cuda}, so a {floor} or newer"
-        return InstalledDriver((floor,), shown, False, versions=frozenset(component_facts(texts)))
+    if floor := driver_floor(cuda)[:1]:  # the branch: NVIDIA's table lists its first release
+        shown = f"a driver for CUDA {cuda}, so a {floor[0]} or newer"
+        return InstalledDriver(floor, shown, False, versions=frozenset(component_facts(texts)))
     return None
 
 

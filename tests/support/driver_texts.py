@@ -9,3 +9,9 @@ INSUFFICIENT = (
     "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
 )
 FOUND_11040 = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040)."
+#: torch's wording when only the CUDA release the driver supports is shown: 11.6 and 12.2.
+FOUND_11060 = (
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please"
+    " update your GPU driver"
+)
+FOUND_12020 = FOUND_11060.replace("11060", "12020")

@@ -173,7 +173,7 @@ def test_a_compat_directory_or_the_words_alone_show_no_forward_compatibility(tex
     # reviewer (issue 16): nvidia/cuda images ship the compat directory; it is not in use
     assert not forward_compat([text, _FOUND_11040])
     driver = installed_driver([text, _FOUND_11040])
-    assert driver is not None and (driver.version, driver.exact) == ((450,), False)
+    assert driver is not None and (driver.version, driver.exact) == ((470,), False)
 
 
 @pytest.mark.parametrize(

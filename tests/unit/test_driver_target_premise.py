@@ -60,20 +60,20 @@ from tests.support.scripted_llm import scripted_llm
             (460, 84),
             True,
         ),
-        # only the CUDA release the driver supports: the lowest driver branch for it
+        # only the CUDA release the driver supports: the branch NVIDIA packages with it
         (
             "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
-            (450,),
+            (470,),
             False,
         ),
         (
             "The NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version",
-            (525,),
+            (535,),
             False,
         ),
         (
             "requires CUDA runtime 11.4 or newer, but cudaDriverGetVersion returned 11020",
-            (450,),
+            (460,),
             False,
         ),
         ("CUDA Driver Version / Runtime Version          10.1 / 10.0", (418,), False),
@@ -362,7 +362,7 @@ def test_without_forward_compatibility_the_cuda_release_still_bounds_the_driver(
         "       compatibility mode is UNAVAILABLE."
     )
     driver = installed_driver([unavailable, _CUDA_ONLY[0]])
-    assert driver is not None and (driver.version, driver.exact) == ((525,), False)
+    assert driver is not None and (driver.version, driver.exact) == ((550,), False)
     libcuda = installed_driver(["libcuda reported version is: 550.54.14"])
     assert libcuda is not None and libcuda.shown == "550.54.14"
 
