@@ -23,7 +23,9 @@ parentheses (brackets too), and a negation is read inside its clause only:
   the word that opens its subordinate clause ("downgrade the driver to 460 if upgrading does
   not help", "because the new one doesn't work", "- a newer one is not needed"), or from the
   clause's start when nothing opens one, through the negated verb: "a newer driver won't fix
-  it so install driver 470" says "so install driver 470".
+  it so install driver 470" says "so install driver 470";
+- a negated verb of omission says what it governs: "don't forget to set X", "never fail to
+  pass X", "do not skip updating the driver" turn nothing down.
 
 A comma ends a clause except inside a list of bare verbs under one negation, closed by "or":
 "never reboot, reload or rmmod nvidia", "without rebooting, reloading, or removing it" turn
@@ -102,6 +104,12 @@ _LIST_END = linear(
     r"^\s*(?:(?P<verb>[A-Za-z]+)\s+)?(?:or|nor)\s+(?P<last>[A-Za-z]+)\b", ignore_case=True
 )
 _MAX_CONTINUED = 8
+#: A verb of omission: negating it says what it governs ("don't forget to set X", "never
+#: fail to pass X", "do not skip setting X"), so it turns nothing down.
+_OMISSION = linear(
+    r"^\s*(?:(?:need\s+to|to|do)\s+)?(?:forget|fail|neglect|omit|skip|miss|hesitate)\w{0,3}\b",
+    ignore_case=True,
+)
 #: An infinitive after a negated verb ("does not need to update the driver") is its
 #: complement: turned down with it.
 _INFINITIVE = linear(r"\s+to\s", ignore_case=True)
@@ -202,6 +210,9 @@ def _turned_down_in(clause: str) -> tuple[list[tuple[int, int]], str]:
             down, end = (opens[-1] if opens else 0), verb.end()
             if _INFINITIVE.match(rest[end:]):  # "don't need to update": what it needs too
                 end = governed_end(rest, end)
+        elif negation is not None and _OMISSION.match(rest[negation.end() :]):
+            position += negation.end()  # "don't forget to set X": a double negation says it
+            continue
         else:
             assert negation is not None
             # "do not": the "do" is turned down with what it negates

@@ -250,17 +250,23 @@ def _tensor_repeats(action: str, premises: Premises) -> list[str]:
 
 
 def option_contradictions(
-    action: str, premises: Premises, declared: tuple[str, ...] = (), tensors: bool = True
+    action: str,
+    premises: Premises,
+    declared: tuple[str, ...] = (),
+    tensors: bool = True,
+    left: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Why the incident contradicts what ``action`` sets: its first option (or one of the
     ``declared`` ``sets`` names) is already shown at that value, or the script it runs is
     the one the incident shows failing, with every flag it passes already passed; with
-    ``tensors``, also a tensor it moves or casts to what the incident shows it already is."""
+    ``tensors``, also a tensor it moves or casts to what the incident shows it already is.
+    Options keyed in ``left`` are ones the answer keeps or refuses: not set by the step it
+    restates either."""
     reasons: list[str] = []
     command = runs_script(action)  # then only the script command's flags are its change
-    named = options_set_by(action)
+    named = [o for o in options_set_by(action) if o.key not in left]
     options = [o for o in named if o.how in ("set", "change") and (o.in_command or not command)]
-    declared_keys = {option_key(name) for name in declared}
+    declared_keys = {option_key(name) for name in declared} - left
     derived = {option.key for option in named}
     options += [StepOption(key, key, None, "set") for key in declared_keys - derived]
     for position, option in enumerate(options):
@@ -327,8 +333,11 @@ def contradictions(
     reasons += [f"{fact}: {why}" for fact, why in relative.items()]
     reasons += mode_contradictions(meta.mode, premises.facts)
     actions = _step_actions(step) if step else [""]
+    # An option the answer names and keeps or refuses ("keep `X=True`", "do not set `X`
+    # again") is its own: the step's setting of it does not stand in.
+    left = frozenset(o.key for o in options_set_by(wording) if o.how not in ("set", "change"))
     for action in [wording] if own.options else actions:
-        found = option_contradictions(action, premises, meta.sets, tensors=False)
+        found = option_contradictions(action, premises, meta.sets, tensors=False, left=left)
         reasons += [reason for reason in found if reason not in reasons]
     for action in [wording] if own.tensors else actions:
         reasons += [reason for reason in _tensor_repeats(action, premises) if reason not in reasons]

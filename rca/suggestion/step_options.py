@@ -39,6 +39,7 @@ import bisect
 from dataclasses import dataclass, replace
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.negated_clauses import turned_down
 from rca.suggestion.step_additions import additions
 
 __all__ = [
@@ -107,7 +108,7 @@ _VERB = linear(
     r"|serve|install|build|compile|initiali[sz]e|declare|define|ensure|make sure)\b"
     r"|\b(?P<other>check|verify|confirm|inspect|print|compare|list|debug|log|measure|profile"
     r"|test|find|look|read|see|query|watch|monitor|diagnose|reproduce|record|note|expect"
-    r"|keep|leave|restart|relaunch|rerun|re-run|retry|rebuild|reinstall|recompile|re-export"
+    r"|keep|keeping|leave|leaving|restart|relaunch|rerun|re-run|retry|rebuild|reinstall|recompile|re-export"
     r"|regenerate|re-download|reconvert)\b",
     ignore_case=True,
 )
@@ -130,10 +131,11 @@ _COMPARED = linear(
 #: Right after a name: a verb, so the name was a condition ("with `X=1` use `cuda:0`").
 _THEN_VERB = linear(r"^[\s,]*(?:use|set|pass|call|run|add|keep)\b", ignore_case=True)
 #: Right after a name: it is reported as it already is ("`X=True` is already passed", "X is
-#: set already"), quoting the incident back, not setting it.
+#: set already"), or left as it is ("`X=True` as is", "unchanged"), not set.
 _REPORTED = linear(
     r"^[\s`'\"]*(?:(?:is|are|was|were|has|have)(?:\s+been)?\s+)?"
-    r"(?:already|(?:set|passed|enabled|on|given|used)\s+already)\b",
+    r"(?:already|(?:set|passed|enabled|on|given|used)\s+already)\b"
+    r"|^[\s`'\"]*(?:as\s+(?:it\s+)?is|unchanged|untouched|in\s+place)\b",
     ignore_case=True,
 )
 _PROSE_NAME = linear(r"(?:^|[\s(\[,;:])(?P<name>[A-Za-z_][A-Za-z0-9_]*)\b")
@@ -184,6 +186,9 @@ class _Verbs:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        #: What the action turns down ("instead of setting X", "do not pass X again",
+        #: "setting X again will not help"): a name there is refused, not set.
+        self.down = turned_down(text)
         self.starts: list[int] = []
         self.kinds: list[str] = []
         self.words: list[str] = []
@@ -208,7 +213,10 @@ class _Verbs:
         if _COMPARED.search(before):
             return "change"
         index = self._index(at)
-        return self.kinds[index] if index >= 0 else "set"  # "`X=1` in the environment"
+        how = self.kinds[index] if index >= 0 else "set"  # "`X=1` in the environment"
+        if how in ("set", "change") and any(a <= at < b for a, b in self.down):
+            return "other"
+        return how
 
     def verb(self, at: int) -> str:
         index = self._index(at)
