@@ -70,6 +70,7 @@ from rca.suggestion.named_limits import (
     read_named_limits,
     read_ruled_out_values,
 )
+from rca.suggestion.option_aliases import canonical
 from rca.suggestion.restated_steps import (
     MAX_SCAN,
     RESTATES_SHARE,
@@ -137,11 +138,13 @@ class Premises:
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
-        ``key``, also as the last part of a dotted name (``model.config.use_cache``)."""
+        ``key``, also as the last part of a dotted name (``model.config.use_cache``) or under
+        an alias (:mod:`.option_aliases`: ``ddp_find_unused_parameters``, or Lightning's
+        ``strategy=ddp_find_unused_parameters_true``, named then by the option it sets)."""
         for name, value in self.options_set.items():
-            shown = option_key(name)
+            shown, same = canonical(option_key(name), value)
             if shown == key or shown.endswith("." + key):
-                return name, value
+                return (name, value) if same == value else (shown, same or "")
         return None
 
     def as_lines(self) -> list[str]:

@@ -12,7 +12,8 @@ A step that sets an option the incident already has set that way cannot be the f
 - config and key-value lines: ``key=value``, ``key: value`` (a whole line), ``"key": value``
   (a printed dict or JSON, such as logged session options), ``--flag [value]`` in a log
   sentence ("started with --preload");
-- literal keyword arguments in the failing code (``DDP(model, find_unused_parameters=True)``);
+- literal keyword arguments in the failing code (``DDP(model, find_unused_parameters=True)``,
+  ``Trainer(strategy="ddp_find_unused_parameters_true")``, an alias: :mod:`.option_aliases`);
 - the inference context's own scalar fields (``{"gpu_memory_utilization": 0.9}``);
 - lists, with the value as shown: ``providers=["CUDAExecutionProvider", ...]`` in code or a
   log line, ``"target_modules": ["q_proj", "v_proj"]``, ``target_modules: [q_proj, v_proj]``,
@@ -35,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.linear_regex import LinearMatch
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from rca.suggestion.incident_setting import options_already_set
@@ -47,6 +49,8 @@ _MAX_LINES = 400
 _MAX_TOKENS = 200
 _MAX_OPTIONS = 300
 _MAX_CONTEXT_ITEMS = 200
+#: Calls read for their first keyword in one line at most.
+_MAX_CALLS = 16
 
 _MAX_LINE = 4000
 _SENTENCE_END = linear(r"[.!?;](?:\s|$)")
@@ -127,6 +131,18 @@ def list_items(value: str) -> tuple[str, ...]:
     return tuple(item for item in items if item)[:_MAX_ITEMS]
 
 
+def _pairs(text: str) -> list[LinearMatch]:
+    """``key=value`` pairs in ``text``, with the first keyword of each call, which a pair
+    whose value is the call swallows (``trainer = Trainer(strategy="ddp", ...)``)."""
+    matches = list(_PAIR.finditer(text))
+    starts = {m.start(1) for m in matches}
+    for at in [at for at, char in enumerate(text) if char == "("][:_MAX_CALLS]:
+        inner = _PAIR.match(text, at)
+        if inner is not None and inner.start(1) not in starts:
+            matches.append(inner)
+    return matches
+
+
 def _lines(text: str) -> list[str]:
     return [line[:_MAX_LINE] for line in text[:_MAX_TEXT].splitlines()[:_MAX_LINES]]
 
@@ -191,7 +207,7 @@ def _prose(line: str, found: _Found) -> None:
         for pattern in (_LIST_QUOTED, _LIST_PAIR, _QUOTED):
             for match in pattern.finditer(said):
                 found.add(match.group("name"), match.group("value"))
-        for match in _PAIR.finditer(said):
+        for match in _pairs(said):
             if "(" not in match.group("value"):  # ``out = model(x``: code, no option
                 found.add(match.group("name"), match.group("value"))
         for match in _FLAG.finditer(said):
@@ -209,7 +225,7 @@ def _code(frame: Frame, found: _Found) -> None:
     line = str(frame.get("context_line") or "")[:_MAX_TEXT].partition("#")[0]
     for match in _LIST_PAIR.finditer(line):
         found.add(match.group("name"), match.group("value"))
-    for match in _PAIR.finditer(line):
+    for match in _pairs(line):
         if _LITERAL.match(match.group("value")):
             found.add(match.group("name"), match.group("value"))
     filename = str(frame.get("filename") or "")[:_MAX_TEXT]

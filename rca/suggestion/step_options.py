@@ -39,7 +39,17 @@ import bisect
 from dataclasses import dataclass, replace
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.code_span_options import (
+    FLAG,
+    LITERAL,
+    PAIR,
+    bold_as_code,
+    option_like,
+    span_options,
+    value_of,
+)
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.option_aliases import canonical
 from rca.suggestion.step_additions import additions
 
 __all__ = [
@@ -59,34 +69,7 @@ MAX_ACTION = 4000
 NOT_LITERAL = "\x00"
 
 _SPAN = linear(r"`(?P<code>[^`\n]{1,400})`")
-_FLAG = linear(
-    r"(?:^|[\s(\[,=])--(?P<name>[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])"
-    r"(?:(?:=|\s)(?P<value>\"[^\"]*\"|'[^']*'|[^\s\-,;)\]}'\"<{][^\s,;)\]}'\"]*))?"
-)
-_PAIR = linear(
-    r"(?:^|[\s(\[{,;])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s?=\s?"
-    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s=,;)\]}'\"][^\s,;)\]}'\"]*)"
-)
-#: The same in code: the value runs to the next argument (``x=4 * 1024**3`` is an
-#: expression, ``device = "cuda" if ok else "cpu"`` too).
-_CODE_PAIR = linear(
-    r"(?:^|[\s(\[{,;])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s?=\s?(?P<value>[^\s=][^,;)\]}]*)"
-)
-#: A flat list given to a keyword (``providers=["CUDAExecutionProvider", "CPUExecutionProvider"]``):
-#: the whole list is the value, whatever the name looks like.
-_CODE_LIST = linear(
-    r"(?:^|[\s(\[{,;])(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s?=\s?(?P<value>\[[^\[\]\n]{0,400}\])"
-)
-#: An environment variable's value runs to the next space (``CUDA_VISIBLE_DEVICES=0,1``).
-_ENV_VALUE = linear(r"^[^\s]*")
-#: ``"key": value`` in a dict or JSON (``{"gpu_mem_limit": 4 * 1024**3}``).
-_QUOTED = linear(r"[\"'](?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[\"']\s?:\s?(?P<value>[^,;)\]}]+)")
-_YAML = linear(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*):\s+(?P<value>[^\s#]+)\s*$")
 _IDENT = linear(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.]*)$")
-_LITERAL = linear(
-    r"^(?:-?\.?\d[\w.:]*|true|false|on|off|yes|no|none|null|auto|\"[^\"]*\"|'[^']*')$",
-    ignore_case=True,
-)
 #: What a set-like verb's clause gives a bare option after it: "to 0", "to `False`",
 #: "to the number of classes", "well below the timeout" (asides dropped first).
 _TO = linear(
@@ -169,18 +152,6 @@ def option_key(name: str) -> str:
     return name.strip("`'\" ").lstrip("-").replace("-", "_").lower().strip("._")
 
 
-def _option_like(name: str) -> bool:
-    """A bare name is an option when it is shaped like one: ``snake_case``, ``UPPER_CASE``,
-    ``fp16_opts.enabled``; not a plain word, ``torch.tensor`` or a call."""
-    return "_" in name.strip("_.")
-
-
-def _value(raw: str | None) -> str | None:
-    if raw is None:
-        return None
-    return raw.strip().strip("`'\"").rstrip(".")
-
-
 class _Verbs:
     """Where the action's verbs are and what each does, to find the one before a name."""
 
@@ -223,36 +194,6 @@ class _Verbs:
         return self.words[index] if index >= 0 else ""
 
 
-def _given(raw: str) -> str:
-    """The value a code pair gives: a literal, or the expression as written, without spaces
-    (``device_map={"":0}``, ``4*1024**3``): a value too, equal only to the same text."""
-    raw = raw.strip()
-    return raw.strip("'\"") if _LITERAL.match(raw) else "".join(raw.split())
-
-
-def _span_options(code: str) -> list[tuple[str, str | None]]:
-    """The options one code span names, with the value it gives them, in their order."""
-    found: list[tuple[int, str, str | None]] = []
-    for match in _FLAG.finditer(code):
-        found.append((match.start(1), match.group("name"), _value(match.group("value")) or ""))
-    lists = {m.start(1): m for m in _CODE_LIST.finditer(code)}
-    found += [(at, m.group("name"), "".join(m.group("value").split())) for at, m in lists.items()]
-    for pattern in (_CODE_PAIR, _QUOTED):
-        for match in pattern.finditer(code):
-            name, value = match.group("name"), _given(match.group("value"))
-            literal = bool(_LITERAL.match(match.group("value").strip()))
-            if code[: match.start(1)].endswith("-") or not (_option_like(name) or literal):
-                continue
-            if match.start(1) in lists:
-                continue
-            if name.isupper() and (env := _ENV_VALUE.match(code[match.start(2) :])):
-                value = _value(env.group(0)) or value
-            found.append((match.start(1), name, value))
-    if not found and (yaml := _YAML.match(code)):
-        found.append((0, yaml.group("name"), _value(yaml.group("value"))))
-    return [(name, value) for _, name, value in sorted(found, key=lambda item: item[0])]
-
-
 def without_asides(text: str) -> str:
     """``text`` without its parenthetical asides (examples), whatever they nest."""
     out, depth = [], 0
@@ -271,14 +212,14 @@ def _bare_value(after: str, verb: str) -> str | None:
     code = _TO_CODE.match(after)
     if code is not None and verb not in _TARGET_VERBS:
         raw = code.group("code")
-        return _value(raw) if _LITERAL.match(raw) else NOT_LITERAL
+        return value_of(raw) if LITERAL.match(raw) else NOT_LITERAL
     # Code spans read as one word: "in `config.pbtxt` to the model file's type".
     match = _TO.match(_SPAN.sub("code", without_asides(after[:200])))
     if match is None or (match.group("how").lower() == "to" and verb in _TARGET_VERBS):
         return None
     raw = (match.group("code") or match.group("word") or "").strip("`")
-    if match.group("how").lower() == "to" and _LITERAL.match(raw):
-        return _value(raw)
+    if match.group("how").lower() == "to" and LITERAL.match(raw):
+        return value_of(raw)
     return NOT_LITERAL
 
 
@@ -301,9 +242,20 @@ def _additions(text: str) -> list[tuple[int, int, StepOption]]:
     ]
 
 
+def _aliased(option: StepOption) -> StepOption:
+    """The option under the name and value it amounts to (:mod:`.option_aliases`)."""
+    key, value = canonical(option.key, option.value)
+    return option if key == option.key else replace(option, key=key, value=value)
+
+
 def options_set_by(action: str) -> list[StepOption]:
-    """Every option the action names, in the order it names them, with what it does to it."""
-    text = action[:MAX_ACTION]
+    """Every option the action names, in the order it names them, with what it does to it;
+    an alias of an option (:mod:`.option_aliases`) is read as the option."""
+    return [_aliased(option) for option in _options_named(action)]
+
+
+def _options_named(action: str) -> list[StepOption]:
+    text = bold_as_code(action[:MAX_ACTION])
     verbs = _Verbs(text)
     depth = _depths(text)
     found: list[StepOption] = []
@@ -321,8 +273,8 @@ def options_set_by(action: str) -> list[StepOption]:
         if added(at):
             continue
         how = verbs.how(at, span.end())
-        named = _span_options(code)
-        bare = not named and _IDENT.match(code.strip()) and _option_like(code.strip())
+        named = span_options(code)
+        bare = not named and _IDENT.match(code.strip()) and option_like(code.strip())
         if bare and not depth[at]:
             after = text[span.end() : span.end() + 200]
             value = _bare_value(after, verbs.verb(at))
@@ -343,7 +295,7 @@ def options_set_by(action: str) -> list[StepOption]:
     for match in _PROSE_NAME.finditer(prose):
         name, end = match.group("name"), match.end()
         if (
-            _option_like(name)
+            option_like(name)
             and not added(match.start(1))
             and not depth[match.start(1)]
             and prose[end : end + 1]
@@ -355,12 +307,12 @@ def options_set_by(action: str) -> list[StepOption]:
             value = _bare_value(prose[end : end + 200], verbs.verb(match.start()))
             how = verbs.how(match.start(1), end)
             found.append(StepOption(option_key(name), name, value, how))
-    for pattern in (_FLAG, _PAIR):
+    for pattern in (FLAG, PAIR):
         for match in pattern.finditer(prose):
             name = match.group("name")
-            if (pattern is _PAIR and not _option_like(name)) or added(match.start(1)):
+            if (pattern is PAIR and not option_like(name)) or added(match.start(1)):
                 continue
-            value = _value(match.group("value")) or ("" if pattern is _FLAG else None)
+            value = value_of(match.group("value")) or ("" if pattern is FLAG else None)
             how = verbs.how(match.start(1), match.end())
             found.append(StepOption(option_key(name), name, value, how))
     return found
@@ -387,6 +339,6 @@ def scripts_run_by(action: str) -> list[tuple[str, list[str]]]:
         if verbs.how(span.start(), span.end()) != "set":
             continue
         if match := _SCRIPT.search(code):
-            flags = [option_key(m.group("name")) for m in _FLAG.finditer(code)]
+            flags = [option_key(m.group("name")) for m in FLAG.finditer(code)]
             found.append((match.group("name").lower(), flags))
     return found
