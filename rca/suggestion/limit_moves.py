@@ -6,7 +6,9 @@ An option or a phrase that sets the setting to a number (``opset_version=18``, "
 the ruled-out value (``--dtype bfloat16``, "load in bf16"; not "half instead of bfloat16", nor
 "bf16 on a GPU of compute capability 8.0": :mod:`.enough_hardware`). A move onto the rejected
 value, past the named maximum or below the named minimum, or the wrong way from a rejected
-value beyond a bound, contradicts the message (:mod:`.premises`).
+value beyond a bound, contradicts the message (:mod:`.premises`). What the action reports
+rather than does ("since the T4 has compute capability 7.5", "; the model has IR version 10")
+is no move (:mod:`.reported_clauses`).
 
 Every pattern is RE2 (:mod:`ingest.linear_regex`) over a capped action.
 """
@@ -26,6 +28,7 @@ from rca.suggestion.named_limits import (
     name_words,
     show_value,
 )
+from rca.suggestion.reported_clauses import without_reports
 from rca.suggestion.shown_tensors import dtype_of
 from rca.suggestion.step_options import options_set_by
 
@@ -138,7 +141,7 @@ def _moves(tokens: list[str], limit: NamedLimit) -> bool:
 def moved_limits(action: str, limits: Sequence[NamedLimit]) -> tuple[NamedLimit, ...]:
     """The limits whose setting ``action`` moves itself, either way: an answer that restates
     a step is judged by its own moves of these (:func:`.premises.shown_harms`), not the step's."""
-    clauses = _clause_tokens(attach_open_ranges((action or "")[:_MAX_ACTION]))
+    clauses = _clause_tokens(attach_open_ranges(without_reports((action or "")[:_MAX_ACTION])))
     return tuple(limit for limit in limits if any(_moves(tokens, limit) for tokens in clauses))
 
 
@@ -172,8 +175,9 @@ def limit_violations(
     """Why ``action`` goes against a limit or a ruled-out value the message names (empty: it
     does not)."""
     text = attach_open_ranges((action or "")[:_MAX_ACTION])
-    clauses = _clause_tokens(text)
-    option_values = [option.value or "" for option in options_set_by(text)]
+    said = attach_open_ranges(without_reports((action or "")[:_MAX_ACTION]))
+    clauses = _clause_tokens(said)  # a measurement quoted as the reason is no move
+    option_values = [option.value or "" for option in options_set_by(said)]
     reasons: list[str] = []
     raising = any({token.lower() for token in tokens} & UP_WORDS for tokens in clauses)
     for limit in limits:

@@ -1,0 +1,74 @@
+"""The parts of an action that report what is, not what to do.
+
+"Pass `--dtype float16` since the T4 has compute capability 7.5" sets the dtype; the GPU's
+capability is quoted as the reason, not a value the action gives it. A limit reader
+(:mod:`.limit_moves`) that took "compute capability 7.5" there as a move would reject the
+right answer for quoting the message back. A report is:
+
+- a clause a reason word opens ("because", "since", "given (that)", "as" with a verb of being
+  or having in its next words: "as the T4 only has ..."), to the clause's end or to a new
+  verb a coordinating word introduces ("..., and load it in bfloat16" is said again:
+  :func:`.negated_clauses.governed_end`);
+- a statement: a clause after ``;``, ``:`` or a dash, or an aside in parentheses, that opens
+  with a determiner or a pronoun ("; the T4 (compute capability 7.5) lacks bfloat16",
+  "(the Tesla T4 is compute capability 7.5)"), not with a verb.
+
+:func:`without_reports` blanks them (same length, so offsets hold). Linear time: RE2
+patterns (:mod:`ingest.linear_regex`) over a capped action, a bounded number of searches.
+"""
+
+from __future__ import annotations
+
+from ingest.linear_regex import compile as linear
+from rca.suggestion.negated_clauses import governed_end
+
+__all__ = ["without_reports"]
+
+_MAX_ACTION = 4000
+_MAX_REPORTS = 16
+_REASON = linear(
+    r"\b(?:because|since|given(?:\s+that)?)\b"
+    r"|\bas\s+(?:\w+\s+){0,3}?(?:has|have|had|is|are|was|were|lacks?|reports?|shows?|only"
+    r"|cannot|does|doesn['’]t|supports?)\b",
+    ignore_case=True,
+)
+_STATEMENT = linear(
+    r"(?:[;:(]|\s[-–—]\s)\s*(?:the|your|its|this|that|these|those|it|my|our|their|a|an)\b",
+    ignore_case=True,
+)
+_CLAUSE_END = linear(r";|\.(?:\s|$)")
+_ASIDE_END = linear(r"\)")
+
+
+def _end(text: str, start: int, aside: bool) -> int:
+    """Where a report opening at ``start`` ends: inside parentheses at the ``)``; else at
+    the clause's end or a new verb a coordinating word introduces."""
+    stop = _CLAUSE_END.search(text, start)
+    end = stop.start() if stop is not None else len(text)
+    if aside or text.count("(", 0, start) > text.count(")", 0, start):
+        close = _ASIDE_END.search(text, start)
+        return min(end, close.start()) if close is not None else end
+    return governed_end(text[:end], start)
+
+
+def without_reports(action: str) -> str:
+    """``action`` (capped) with its reports blanked out."""
+    text = (action or "")[:_MAX_ACTION]
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for _ in range(_MAX_REPORTS):
+        reason, statement = _REASON.search(text, position), _STATEMENT.search(text, position)
+        found = min(
+            (m for m in (reason, statement) if m is not None), key=lambda m: m.start(), default=None
+        )
+        if found is None:
+            break
+        aside = found is statement and found.group(0).lstrip()[:1] == "("
+        start = found.start() + (len(found.group(0)) - len(found.group(0).lstrip()[1:]))
+        end = max(_end(text, found.end(), aside), found.end())
+        spans.append((start if found is statement else found.start(), end))
+        position = end + 1
+    out = list(text)
+    for start, end in spans:
+        out[start:end] = " " * (end - start)
+    return "".join(out)
