@@ -22,8 +22,10 @@ for its importers.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rca.corpus.sentences import first_sentence_end
@@ -48,6 +50,8 @@ from rca.suggestion.checks.leading_axis import leading_axis_violations
 from rca.suggestion.checks.pad_eos import pad_eos_violations
 from rca.suggestion.checks.placeholders import template_remnants
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
+from rca.suggestion.layer_width import derived_dims
+from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.premises import Premises, premise_complaints, read_premises
 
 if TYPE_CHECKING:
@@ -79,36 +83,20 @@ MIN_STACK_PATH_MATCH = 0.92
 MAX_UNKNOWN_DIM_SHARE = 0.3
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+#: Verbs an action may start with: data (``rca/knowledge/imperative-verbs.toml``).
+VERBS_FILE = Path(__file__).resolve().parent.parent / "knowledge" / "imperative-verbs.toml"
 
 
-IMPERATIVE_VERBS = _words(
-    """
-    accumulate add adjust align allocate apply attach authenticate avoid bound build bump
-    call cap cast change check choose clamp clean clear clip clone collate combine compile
-    compute configure convert copy correct create declare decrease delete detach disable
-    download downgrade drop enable ensure evict exclude export feed fetch filter fine-tune
-    fix flatten free freeze give guard ignore import increase initialize initialise inject
-    install keep kill launch limit load lower make map match merge migrate mirror mount move
-    normalize normalise offload open order pad pass patch permute pin place point pre-download
-    prefer preprocess provide prune put quantize raise re-download re-export read reboot
-    rebuild recompute reduce regenerate register reinstall release reload remap remove rename
-    reorder repeat replace request reset reshape resize restart restore resume retrain retry
-    return reuse revert rewrite run save scale send serve set shard shrink skip slice sort
-    specify split squeeze start stop store stream strip sum switch sync tie tokenize train
-    transpose trim truncate tune unfreeze uninstall unsqueeze unwrap update upgrade use
-    validate verify view warm wrap
-    adopt allow batch bypass cache catch confirm define defer deploy disconnect dispatch
-    distribute downcast edit evaluate expand extract flush force format generate group
-    implement insert inspect isolate join lock log mark materialize modify omit override
-    parse pick preallocate pre-allocate preload prepend recreate refresh reinitialize
-    relaunch repack rerun reserve resolve restrict retain roll route schedule select
-    serialize shorten shuffle spawn subclass substitute supply swap terminate throttle
-    toggle trace unpin unset upcast wait write
-    average mask predict rematerialise rematerialize
-    """
-)
+def _verbs() -> frozenset[str]:
+    with VERBS_FILE.open("rb") as handle:
+        return frozenset(str(verb).lower() for verb in tomllib.load(handle)["verbs"])
+
+
+IMPERATIVE_VERBS = _verbs()
+#: A negative imperative opening an action ("Do not set X again; make ..."): its first said
+#: part (:func:`.negated_clauses.said_parts`) must open with a verb instead.
+_NEGATIVE = frozenset({"do", "don't", "don’t", "never"})
+_JOINING = frozenset({"but", "and", "instead", "then", "so", "just", "rather"})
 
 # --------------------------------------------------------------------------- format
 
@@ -129,6 +117,12 @@ def format_ok(action: Any, reason: Any) -> tuple[bool, str]:
         return False, f"reason is {len(reason)} characters; keep it within {MAX_REASON_CHARS}"
     head, _, rest = action.lstrip("`*_\"' ").partition(" ")
     first = head.strip(",.:;`*_\"'").lower()
+    if first in _NEGATIVE and (said := said_parts(action)):
+        words = said[0].lstrip("`*_\"' ").split(" ", 2)
+        if len(words) > 1 and words[0].lower() in _JOINING:  # "..., but keep it int32"
+            words = words[1:]
+        head, rest = words[0], " ".join(words[1:])
+        first = head.strip(",.:;`*_\"'").lower()
     if first not in IMPERATIVE_VERBS:
         return False, f"action must start with an imperative verb (like Set, Reduce), not {first!r}"
     if not re.search(r"[A-Za-z0-9`]", rest):
@@ -222,12 +216,14 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
         complaints.append(
             "give no URL that the cited runbook does not contain; remove: " + ", ".join(foreign)
         )
-    unknown_share = unknown_dim_share(text, ctx.shape_diff)
+    derived = derived_dims(ctx.shape_diff or [])
+    unknown_share = unknown_dim_share(text, ctx.shape_diff, derived)
     if unknown_share > MAX_UNKNOWN_DIM_SHARE:
-        unknown = sorted(named_dims(text) - diff_dims(ctx.shape_diff))
+        unknown = sorted(named_dims(text) - diff_dims(ctx.shape_diff) - derived)
+        also = f" or derived from it ({', '.join(map(str, sorted(derived)))})" if derived else ""
         complaints.append(
             "name tensor dimensions only from the shape diff "
-            f"({', '.join(map(str, sorted(diff_dims(ctx.shape_diff))))}); not in it: "
+            f"({', '.join(map(str, sorted(diff_dims(ctx.shape_diff))))}){also}; not in it: "
             + ", ".join(map(str, unknown))
         )
     remnants = template_remnants(text)
