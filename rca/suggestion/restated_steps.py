@@ -1,16 +1,20 @@
 """Which runbook steps a suggestion restates or says, and what it leaves to them.
 
 A suggestion restates a step of its cited runbook when it holds most of the words of the
-step's action (:func:`restated`), and says a step of any runbook given to its author when it
-holds all the words of one of the step's ``says`` phrases outside the clauses it turns down
-(:func:`said_steps`). The premise checks (:mod:`.premises`) then hold the suggestion to that
-step's premise. A suggestion is judged by what it says itself: the options it sets, the module
-names it tells the user to use, what it makes of a tensor, the key prefix it strips or adds,
-the driver version it names and the way it moves a limited setting are its own, whatever step
-it shares words with, and the step's text stands in for each kind only when it says nothing of
-it (:func:`own_kinds`). "Don't use `query_key_value`; set `target_modules` to `q_proj`,
-`v_proj`" shares most words with a step that names `query_key_value`, yet names the split
-projections, not the fused one.
+step's action and most of those of its main clause, the verb and its object before a
+subordinate word ("before", "when", "so", ...): a step is matched by what it does, not by a
+shared "before `load_state_dict`" (:func:`restated`). "Strip the `module.` prefix from the
+checkpoint keys before calling `load_state_dict`" holds most words of "Unwrap nested
+checkpoints before `load_state_dict`", but only "checkpoints" of what that step does. It says
+a step of any runbook given to its author when it holds all the words of one of the step's
+``says`` phrases outside the clauses it turns down (:func:`said_steps`). The premise checks
+(:mod:`.premises`) then hold the suggestion to that step's premise. A suggestion is judged by
+what it says itself: the options it sets, the module names it tells the user to use, what it
+makes of a tensor, the key prefix it strips or adds, the driver version it names and the way
+it moves a limited setting are its own, whatever step it shares words with, and the step's
+text stands in for each kind only when it says nothing of it (:func:`own_kinds`). "Don't use
+`query_key_value`; set `target_modules` to `q_proj`, `v_proj`" shares most words with a step
+that names `query_key_value`, yet names the split projections, not the fused one.
 """
 
 from __future__ import annotations
@@ -34,8 +38,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_SCAN",
+    "RESTATES_MAIN_SHARE",
     "RESTATES_SHARE",
     "OwnKinds",
+    "main_clause",
     "own_kinds",
     "restated",
     "restated_step",
@@ -48,7 +54,19 @@ RESTATES_SHARE = 0.6
 the step's action (asides dropped): the offline composer copies them all, an LLM that
 rephrases keeps the option and API names. Not tuned on cases."""
 
+RESTATES_MAIN_SHARE = 0.5
+"""...and at least this share of the words of the step's main clause (its verb and object):
+"Remove the prefix" restates "Strip the prefix", a suggestion that shares only the object
+or only the trailing "before loading" does not. Not tuned on cases."""
+
 MAX_SCAN = 4000
+#: Where a step's main clause ends: a word opening a subordinate or following clause, or a
+#: clause break ("Unwrap nested checkpoints | before `load_state_dict`").
+_CLAUSE_END = linear(
+    r"\b(?:before|after|when|whenever|while|so|because|since|if|unless|until|once|instead"
+    r"|rather|then)\b|[;:,]",
+    ignore_case=True,
+)
 _BOLD = linear(r"\*\*(?P<action>.+?)\*\*", dotall=True)
 
 
@@ -90,6 +108,12 @@ def step_action(step: str) -> str:
     return without_asides(text)
 
 
+def main_clause(action: str) -> str:
+    """A step action's main clause: its text before the first subordinate word or break."""
+    match = _CLAUSE_END.search(action)
+    return action[: match.start()] if match and match.start() else action
+
+
 def restated(draft: _Answer, ctx: AnalysisContext) -> tuple[StepMetadata, str] | None:
     """The metadata and the wording (values filled) of the step that the draft restates."""
     action = set(terms((draft.action or "")[:MAX_SCAN]))
@@ -109,10 +133,18 @@ def restated(draft: _Answer, ctx: AnalysisContext) -> tuple[StepMetadata, str] |
                     continue
                 share = len(words & action) / len(words)
                 cover = (share, len(words & action))
-                if share >= RESTATES_SHARE and (best is None or cover > best[0]):
+                if share < RESTATES_SHARE or not _does(step_action(filled), action):
+                    continue
+                if best is None or cover > best[0]:
                     api = names or meta.api
                     best = (cover, replace(meta, api=api, variants=()), filled)
     return (best[1], best[2]) if best else None
+
+
+def _does(action: str, said: set[str]) -> bool:
+    """Whether ``said`` holds most of the main clause of a step's ``action``."""
+    main = set(terms(main_clause(action)))
+    return not main or len(main & said) / len(main) >= RESTATES_MAIN_SHARE
 
 
 def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
