@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from ingest.linear_regex import LinearPattern
 from ingest.linear_regex import compile as linear
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.prefix_helpers import helper_strips
 from rca.suggestion.prefix_shift import non_strict_violations, prefix_shift_facts
 from rca.suggestion.state_dict_keys import key_prefix, read_key_lists
 
@@ -62,16 +63,26 @@ _MODEL_LIST = linear(
 _LIST_KEY = linear(r"'(?P<key>[^'\s]{1,300})'")
 _PREFIX = r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*\.?"
 _Q = "[`'\"]"
-#: "strip/remove/drop the `module.` prefix", "removeprefix('module.')", "replace('module.', '')".
+_STRIP_VERB = (
+    r"\b(?:strip(?:s|ped|ping)?|remov(?:e|es|ed|ing)|drop(?:s|ped|ping)?|delet(?:e|es|ed|ing)"
+    r"|trim(?:s|med|ming)?|cut(?:s|ting)?|chop(?:s|ped|ping)?)\b"
+)
+#: "strip/remove/drop the `module.` prefix", "strip the leading `module.` from each key"
+#: (a quoted name ending in a dot is a prefix), "removeprefix('module.')",
+#: "replace('module.', '')", "k[len('module.'):]".
 _STRIPS = (
     linear(
-        rf"\b(?:strip|remove|drop|delete|trim)s?\b[^.;\n]{{0,30}}?(?:{_Q}(?P<prefix>{_PREFIX}){_Q}"
-        rf"\s*prefix|prefix(?:es)?\s*\(?{_Q}(?P<prefix2>{_PREFIX}){_Q})",
+        rf"{_STRIP_VERB}[^.;\n]{{0,30}}?(?:{_Q}(?P<prefix>{_PREFIX}){_Q}"
+        rf"\s*prefix|prefix(?:es)?\s*\(?{_Q}(?P<prefix2>{_PREFIX}){_Q}"
+        rf"|{_Q}(?P<prefix3>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*\.){_Q})",
         ignore_case=True,
     ),
     linear(rf"removeprefix\(\s*{_Q}(?P<prefix>{_PREFIX}){_Q}\s*\)"),
     linear(rf"replace\(\s*{_Q}(?P<prefix>{_PREFIX}){_Q}\s*,\s*{_Q}{_Q}\s*\)"),
+    linear(rf"\[\s*len\(\s*{_Q}(?P<prefix>{_PREFIX}){_Q}\s*\)\s*:\s*\]"),
 )
+#: A key sliced past its first characters ("k[7:]"): the prefix is what those characters are.
+_SLICE = linear(r"\b(?:k|key|name|n)\[\s*(?P<length>[1-9]\d?)\s*:\s*\]")
 #: "add/prepend the `base_model.model.` prefix", "'module.' + k", f"module.{k}".
 _ADDS = (
     linear(
@@ -127,7 +138,10 @@ def _normal(prefix: str) -> str:
 
 def prefix_moves(action: str) -> list[tuple[str, str]]:
     """("strip" | "add", prefix with its dot) for each prefix the action strips from or adds
-    to the checkpoint's keys (not those it says it changes on the model's side, nor those in
+    to the checkpoint's keys (by words, by code, by a helper function that strips one,
+    :mod:`.prefix_helpers`), or ("cut", N) for keys sliced past their first N characters
+    ("k[7:]") with no quoted prefix that long (("cut", "") for a helper call whose prefix is
+    not spelled) (not those it says it changes on the model's side, nor those in
     a clause it turns down: "do not strip the `module.` prefix", :mod:`.negated_clauses`)."""
     text = (action or "")[:_MAX_ACTION]
     if _MODEL_SIDE.search(text):
@@ -137,18 +151,35 @@ def prefix_moves(action: str) -> list[tuple[str, str]]:
 
     def refused(at: int) -> bool:
         index = bisect.bisect_right(starts, at) - 1
-        return index >= 0 and at < down[index][1]
+        if index >= 0 and at < down[index][1]:
+            return True
+        # An aside right after a turned-down clause gives its example: "rather than renaming
+        # keys (e.g. stripping `module.`)".
+        opened = text.rfind("(", 0, at)
+        return opened > text.rfind(")", 0, at) and opened > 0 and refused(opened - 1)
 
     moves: list[tuple[str, str]] = []
+
+    def found(move: tuple[str, str]) -> None:
+        if move not in moves:
+            moves.append(move)
+
     for verb, patterns in (("strip", _STRIPS), ("add", _ADDS)):
         for pattern in patterns:
             for match in pattern.finditer(text):
-                if refused(match.start()):
-                    continue
-                groups = match.groupdict()
-                move = (verb, _normal(groups.get("prefix") or groups.get("prefix2") or ""))
-                if move not in moves:
-                    moves.append(move)
+                if not refused(match.start()):
+                    groups = match.groupdict()
+                    named = groups.get("prefix") or groups.get("prefix2") or groups.get("prefix3")
+                    found((verb, _normal(named or "")))
+    for at, prefix in helper_strips(text):
+        if not refused(at):
+            found(("strip", _normal(prefix)) if prefix else ("cut", ""))
+    quoted = {len(_normal(m.group("prefix"))): m.group("prefix") for m in _QUOTED.finditer(text)}
+    for match in _SLICE.finditer(text):
+        if not refused(match.start()):
+            length = int(match.group("length"))
+            name = quoted.get(length)
+            found(("strip", _normal(name)) if name else ("cut", str(length)))
     return moves
 
 
@@ -156,7 +187,8 @@ def moves_a_prefix(action: str) -> bool:
     """Whether ``action`` strips or adds a key prefix itself, on either side: an answer that
     restates a step is then judged by its own move (:func:`.premises.shown_harms`)."""
     text = (action or "")[:_MAX_ACTION]
-    return any(pattern.search(text) for pattern in (*_STRIPS, *_ADDS))
+    patterns = (*_STRIPS, *_ADDS, _SLICE)
+    return any(pattern.search(text) for pattern in patterns) or bool(helper_strips(text))
 
 
 def _all_start(keys: Sequence[str], prefix: str) -> bool:
@@ -165,6 +197,29 @@ def _all_start(keys: Sequence[str], prefix: str) -> bool:
 
 def _none_start(keys: Sequence[str], prefix: str) -> bool:
     return bool(keys) and not any(key.startswith(prefix) for key in keys)
+
+
+def _resolved(
+    moves: list[tuple[str, str]], keys: ShownKeys, reasons: list[str]
+) -> list[tuple[str, str]]:
+    """``moves`` with each key sliced past its first N characters read as stripping what the
+    checkpoint's keys shown start with, when they all start with one N-character dotted name;
+    when they do not, the slice cuts into their names, and ``reasons`` says so."""
+    out: list[tuple[str, str]] = []
+    for verb, prefix in moves:
+        if verb != "cut":
+            out.append((verb, prefix))
+        elif prefix and keys.checkpoint:
+            heads = {key[: int(prefix)] for key in keys.checkpoint}
+            head = heads.pop() if len(heads) == 1 else ""
+            if head.endswith("."):
+                out.append(("strip", head))
+            else:
+                reasons.append(
+                    f"the checkpoint's keys shown do not all start with one {prefix}-character"
+                    f" prefix such as `module.`: `[{prefix}:]` cuts into their names"
+                )
+    return out
 
 
 def prefix_violations(action: str, keys: ShownKeys, moves: bool = True) -> list[str]:
@@ -181,7 +236,7 @@ def prefix_violations(action: str, keys: ShownKeys, moves: bool = True) -> list[
     # is not this incident's move.
     quoted = {_normal(m.group("prefix")) for m in _QUOTED.finditer((action or "")[:_MAX_ACTION])}
     carried = {prefix for prefix in quoted if any(key.startswith(prefix) for key in shown)}
-    for verb, prefix in prefix_moves(action):
+    for verb, prefix in _resolved(prefix_moves(action), keys, reasons):
         if not any(prefix in key for key in shown) and carried - {prefix}:
             continue
         doubled = any(key.startswith(prefix + prefix) for key in keys.checkpoint)

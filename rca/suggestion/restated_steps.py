@@ -26,7 +26,7 @@ from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import StepMetadata
 from rca.suggestion.driver_targets import driver_targets
 from rca.suggestion.incident_facts import terms
-from rca.suggestion.key_prefix_sides import moves_a_prefix
+from rca.suggestion.key_prefix_sides import moves_a_prefix, prefix_moves
 from rca.suggestion.module_names import ShownModules, module_names_to_use
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.step_options import options_set_by, runs_script, without_asides
@@ -158,8 +158,14 @@ def restated_step(draft: _Answer, ctx: AnalysisContext) -> StepMetadata | None:
 def said_steps(draft: _Answer, ctx: AnalysisContext) -> list[tuple[StepMetadata, str]]:
     """The metadata and text of every step given to the draft's author (each runbook in the
     evidence) whose ``says`` words the draft's action holds, all of one phrase, outside the
-    parts it turns down ("no need to update the driver", :mod:`.negated_clauses`)."""
-    action = set(terms(" ; ".join(said_parts((draft.action or "")[:MAX_SCAN]))))
+    parts it turns down ("no need to update the driver", :mod:`.negated_clauses`); a key
+    prefix it strips or adds in other words is said as "strip prefix" / "add prefix"."""
+    text = (draft.action or "")[:MAX_SCAN]
+    action = set(terms(" ; ".join(said_parts(text))))
+    # A key prefix the action strips or adds its own way ("remove `module.` from the key
+    # names", "k[7:]", a helper that strips it) is said in the words steps say it with.
+    for verb, _ in prefix_moves(text):
+        action |= {"add" if verb == "add" else "strip", "prefix"}
     found: list[tuple[StepMetadata, str]] = []
     for item in ctx.evidence:
         if item.kind != "runbook":
