@@ -28,9 +28,11 @@ built the layer: a message with no traceback, or frames that run the layer from 
 own model (a pipeline, a loaded checkpoint's architecture). Resizing is then a guess that
 discards trained weights whenever the layer is not the user's, while "load the components
 made for this architecture" or "check which tensor reaches the layer" harm nothing; so the
-offline provider's resize steps carry it in ``unless``. It is not a harm rule for any answer
-(:mod:`rca.suggestion.checks.layer_resize` does not read it): an LLM that says "if you built
-this layer, set ``in_features``" may be right, and the incident cannot show it is wrong.
+offline provider's resize steps carry it in ``unless``. Alone it is not a harm rule for an
+answer: an LLM that says "if you built this layer, set ``in_features``" may be right, and the
+incident cannot show it is wrong. With trained weights shown (``pretrained-weights-loaded``,
+``model-already-quantized``) it is: the layer then holds weights a resize discards, and
+:mod:`rca.suggestion.checks.layer_resize` fails any answer that resizes it.
 :mod:`rca.suggestion.checks.layer_resize` applies the same rule to any suggestion's words,
 offline or LLM.
 

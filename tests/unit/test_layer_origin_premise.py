@@ -7,7 +7,8 @@ which throws its weights away and hides the mismatched components. The shapes al
 whose layer it is; a resize is then a guess that destroys trained weights whenever the layer
 is not the user's, so the offline provider's resize steps carry ``layer-origin-not-shown`` in
 ``unless`` and a step that harms nothing is chosen. A quantized model's layers hold trained
-weights too (``model-already-quantized``). Neither is a harm rule for an LLM's answer.
+weights too (``model-already-quantized``). Alone, neither is a harm rule for an LLM's answer
+(with trained weights loaded it is: tests/unit/test_pretrained_layer_resize.py).
 """
 
 from __future__ import annotations

@@ -8,6 +8,14 @@ layer that nothing shows the user built), "set ``in_features`` to 1", "use ``nn.
 fact in ``unless``; this check catches the same action in any wording, from any runbook or
 an LLM, so validation fails it whoever wrote it.
 
+The same holds for a layer with trained weights: when the incident loads trained weights
+(``pretrained-weights-loaded``) or a quantized model (``model-already-quantized``) and the
+matmul's shapes are read with nothing showing the user's code built the layer
+(``layer-origin-not-shown``), "set ``in_features=16`` on the intermediate Linear layer"
+throws away the weights the layer was trained with, whatever the shapes say. A user who loads
+a pretrained backbone and builds a new head in their own code (``layer-built-in-user-code``)
+may resize that head.
+
 An action changes the width when its imperative verb changes something (set, change,
 resize, remove, ...) and it names the layer's input width (``in_features``, ``input_dim``,
 ``input_shape``, ``input_size``, a lazy layer, a ``Linear(<n>, ...)`` constructor), or when
@@ -22,7 +30,13 @@ from collections.abc import Iterable
 from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff
 from rca.suggestion.checks import MAX_SCAN_CHARS
-from rca.suggestion.layer_width import FOLDED, UNSUPPORTED, matmul_dims, shape_facts
+from rca.suggestion.layer_width import (
+    FOLDED,
+    ORIGIN_NOT_SHOWN,
+    UNSUPPORTED,
+    matmul_dims,
+    shape_facts,
+)
 
 __all__ = ["changes_layer_width", "resize_violations"]
 
@@ -43,9 +57,21 @@ _RESIZES_LAYER = linear(
 )
 _WIDTH_NAMES = linear(
     r"\bin_features\b|\binput_(?:dim|shape|size)\b|\blazy(?:linear|dense)\b"
-    r"|\blinear\(\s*(?:in_features\s*=\s*)?\d",
+    r"|\blinear\(\s*(?:in_features\s*=\s*)?\d|\binput features?\b"
+    r"|\b(?:linear|layer|dense)(?:'s)? input (?:size|width)\b",
     ignore_case=True,
 )
+#: "Make the first linear layer accept 4096 features": the layer is made to take another width.
+_LAYER_TAKES = linear(
+    r"^[\s`*_\"']*(?:make|let|have)\s+(?:the\s+|a\s+|your\s+)?(?:[\w`'.]+\s+){0,2}?"
+    r"(?:layer|linear|dense)\b[^.;\n]{0,20}?\b(?:accept|take)s?\s+\d+",
+    ignore_case=True,
+)
+#: Facts that say the layers' weights were trained (or packed) elsewhere, with what a resize loses.
+_TRAINED = {
+    "pretrained-weights-loaded": "the incident loads trained weights",
+    "model-already-quantized": "the model is loaded quantized",
+}
 _NUMBER = linear(r"\b\d+\b")
 _FIRST_WORD = linear(r"^[\s`*_\"']*([A-Za-z-]+)")
 
@@ -57,7 +83,7 @@ def changes_layer_width(action: str) -> bool:
     verb = match.group(1).lower() if match else ""
     if verb in _CHANGE_VERBS and _WIDTH_NAMES.search(text):
         return True
-    return bool(_RESIZES_LAYER.search(text))
+    return bool(_RESIZES_LAYER.search(text) or _LAYER_TAKES.search(text))
 
 
 def _why(fact: str, rows: int, width: int, need: int) -> str:
@@ -76,7 +102,18 @@ def _why(fact: str, rows: int, width: int, need: int) -> str:
 
 def resize_violations(action: str, facts: Iterable[str], diffs: Iterable[ShapeDiff]) -> list[str]:
     """Why changing the layer's input width cannot fix this incident (empty: it may)."""
-    if UNSUPPORTED not in set(facts) or not changes_layer_width(action):
+    facts = set(facts)
+    if not facts & {UNSUPPORTED, ORIGIN_NOT_SHOWN} or not changes_layer_width(action):
+        return []
+    trained = [why for fact, why in _TRAINED.items() if fact in facts]
+    if ORIGIN_NOT_SHOWN in facts and trained:
+        return [
+            f"do not change the layer's input width: {' and '.join(trained)} and nothing shows"
+            " the layer is built in the user's code, so resizing it discards its trained"
+            " weights; give the layer the input it was trained on (check which tensor and"
+            " axis reach it) or load the components made for this architecture"
+        ]
+    if UNSUPPORTED not in facts:
         return []
     numbers = {int(m.group(0)) for m in _NUMBER.finditer((action or "")[:MAX_SCAN_CHARS])}
     for diff in list(diffs)[:2]:
