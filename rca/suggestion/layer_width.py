@@ -56,6 +56,7 @@ __all__ = [
     "ORIGIN_NOT_SHOWN",
     "SMALLER",
     "UNSUPPORTED",
+    "derived_dims",
     "layer_width_facts",
     "matmul_dims",
     "shape_facts",
@@ -108,6 +109,18 @@ def shape_facts(rows: int, width: int, need: int) -> set[str]:
     if rows * width < need and need >= MUCH_WIDER * width:
         return {SMALLER}
     return set()
+
+
+def derived_dims(diffs: Iterable[ShapeDiff]) -> set[int]:
+    """Sizes the facts above derive from the shapes, which a fix may name: the batch of a
+    folded input (``rows // need``: "(1600x1 and 100x256)" is 16 samples of 100 values, and
+    the fix reshapes it to (16, 100))."""
+    sizes: set[int] = set()
+    for diff in list(diffs)[:2]:
+        dims = matmul_dims(diff)
+        if dims and FOLDED in shape_facts(*dims):
+            sizes.add(dims[0] // dims[2])
+    return sizes
 
 
 def _built_by_user(frames: Sequence[Any]) -> bool:

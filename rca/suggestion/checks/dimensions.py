@@ -15,6 +15,7 @@ __all__ = [
     "shape_incompatibility",
     "unknown_dim_share",
     "without_axes",
+    "without_option_values",
 ]
 
 
@@ -87,6 +88,36 @@ def without_axes(text: str) -> str:
     return "".join(chars)
 
 
+#: A number given to a named option: ``max_tokens=5000``, ``--max-model-len 4096``,
+#: "`max_model_len` to 4096". The name has parts joined by ``_`` or ``-`` (an option, not a
+#: word of prose).
+_OPTION_VALUE = linear(
+    r"(?P<name>[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+)[`'\"*]*"
+    r"(?:\s*[=:]\s*|\s+to\s+|\s+)[`'\"*]*(?P<value>\d+)\b"
+)
+#: Parts of an option name that make its value a tensor size (``hidden_size``,
+#: ``in_features``, ``max_seq_len``, ``max_length``): any other option's value is a setting
+#: (``max_tokens``, ``max_model_len``, ``max_lora_rank``), not a dimension.
+_SHAPE_PARTS = frozenset(
+    {
+        "dim", "dims", "size", "shape", "width", "height", "channel", "channels", "feature",
+        "features", "hidden", "embed", "embedding", "vocab", "head", "heads", "seq", "length",
+        "rows", "columns", "cols", "in", "out", "units", "filters", "patch", "image", "img",
+    }
+)  # fmt: skip
+
+
+def without_option_values(text: str) -> str:
+    """``text`` with the values of named non-shape options blanked (same length)."""
+    chars = list(text)
+    for match in _OPTION_VALUE.finditer(text):
+        parts = set(match.group("name").lower().replace("-", "_").split("_"))
+        if not parts & _SHAPE_PARTS:
+            start, end = match.span("value")
+            chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
 def named_dims(text: str) -> set[int]:
     """Numbers in ``text`` that read as tensor dimensions.
 
@@ -95,11 +126,12 @@ def named_dims(text: str) -> set[int]:
     after ``:``, a quantity with a unit (``8-bit``, ``2 GPUs``, ``16 GiB``), follows a word
     such as "version", "line" or "port", or is 0 or 1 (indices and flags more often than sizes).
     Axes and indices never count (:func:`without_axes`: ``x.size(0)``, ``x.shape[0]``,
-    ``dim=1``, ``permute(0, 3, 1, 2)``).
+    ``dim=1``, ``permute(0, 3, 1, 2)``), nor do values of named options that set no tensor
+    size (:func:`without_option_values`: ``max_tokens=5000``, "`max_model_len` to 4096").
     """
     if not isinstance(text, str):
         return set()
-    text = without_axes(text[:MAX_SCAN_CHARS])
+    text = without_option_values(without_axes(text[:MAX_SCAN_CHARS]))
     dims: set[int] = set()
     for match in _SHAPE_LITERAL.finditer(text):
         dims.update(int(n) for n in re.findall(r"(?<![-\w])\d+", match.group(0)))
@@ -126,13 +158,18 @@ def diff_dims(diffs: Iterable[ShapeDiff]) -> set[int]:
     return dims
 
 
-def unknown_dim_share(text: str, diffs: Iterable[ShapeDiff]) -> float:
-    """Share of the dimensions named in ``text`` that appear in no shape of the diff.
+def unknown_dim_share(text: str, diffs: Iterable[ShapeDiff], derived: Iterable[int] = ()) -> float:
+    """Share of the dimensions named in ``text`` that appear in no shape of the diff and are
+    not ``derived`` from it by the incident's premises (a folded input's batch).
 
     0.0 when the diff is empty (nothing to check against) or no dimension is named.
     """
+    diffs = list(diffs or ())
     known = diff_dims(diffs)
+    if not known:
+        return 0.0
+    known |= set(derived)
     named = named_dims(text)
-    if not known or not named:
+    if not named:
         return 0.0
     return round(len(named - known) / len(named), 4)
