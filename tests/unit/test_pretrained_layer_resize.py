@@ -96,3 +96,14 @@ def test_the_users_own_head_on_a_pretrained_backbone_may_be_resized(message, act
 )
 def test_fixing_the_input_of_a_pretrained_layer_is_accepted(action):
     assert _premises_ok(action, _ctx(_TRANSPOSED, (_PRETRAINED,)))
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Use matching model files instead of setting `in_features=4096`.",
+        "Load the checkpoint made for this architecture rather than changing `in_features`.",
+    ],
+)
+def test_an_answer_that_turns_the_resize_down_is_not_a_resize(action):
+    assert _premises_ok(action, _ctx(_WIDER, (_PRETRAINED,)))

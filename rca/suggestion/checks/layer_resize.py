@@ -20,7 +20,8 @@ An action changes the width when its imperative verb changes something (set, cha
 resize, remove, ...) and it names the layer's input width (``in_features``, ``input_dim``,
 ``input_shape``, ``input_size``, a lazy layer, a ``Linear(<n>, ...)`` constructor), or when
 its object is a layer it resizes or rebuilds. One that names the layer's own width and not the
-input's (asking for an input of that width) does not change it.
+input's (asking for an input of that width), or names the width only in a clause it turns
+down ("instead of setting ``in_features``"), does not change it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from rca.suggestion.layer_width import (
     matmul_dims,
     shape_facts,
 )
+from rca.suggestion.negated_clauses import turned_down
 
 __all__ = ["changes_layer_width", "resize_violations"]
 
@@ -81,7 +83,12 @@ def changes_layer_width(action: str) -> bool:
     text = (action or "")[:MAX_SCAN_CHARS]
     match = _FIRST_WORD.search(text)
     verb = match.group(1).lower() if match else ""
-    if verb in _CHANGE_VERBS and _WIDTH_NAMES.search(text):
+    # A width named only in a clause the action turns down is not changed: "use matching
+    # model files instead of setting `in_features=4096`".
+    said = text
+    for start, end in turned_down(text):
+        said = said[:start] + " " * (end - start) + said[end:]
+    if verb in _CHANGE_VERBS and _WIDTH_NAMES.search(said):
         return True
     return bool(_RESIZES_LAYER.search(text) or _LAYER_TAKES.search(text))
 
