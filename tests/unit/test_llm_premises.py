@@ -65,7 +65,7 @@ def test_the_prompt_carries_the_facts_and_the_steps_conditions(llm):
     write_suggestion(_ctx(), provider)
     user = _user(requests[0])
     assert "already set: find_unused_parameters=True" in user
-    assert "[conditions: turns on: find_unused_parameters]" in user
+    assert "[conditions: turns on: find_unused_parameters | written for: pytorch]" in user
     system = requests[0]["messages"][0]["content"]
     assert "already set" in system
 
