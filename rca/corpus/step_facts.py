@@ -50,9 +50,8 @@ FACTS: dict[str, str] = {
         " in the user's files"
     ),
     "layer-origin-not-shown": (
-        "a matmul's shapes are read and nothing shows the user's code built the failing layer"
-        " (no traceback, or frames that run it from a library's model): resizing it is a guess"
-        " that discards trained weights if the layer is not the user's"
+        "nothing shows the user's code built the failing layer: resizing it may discard"
+        " trained weights"
     ),
     "layer-resize-unsupported": (
         "the matmul shapes say the input is wrong, not the layer: its values folded into rows,"

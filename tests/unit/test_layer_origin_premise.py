@@ -26,22 +26,13 @@ from rca.suggestion.premises import read_premises
 from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.validation import validate
 from tests.support.evidence import evidence
+from tests.support.frames import LIBRARY_FORWARD, TORCH_LINEAR, USER_FORWARD
 
 MATMUL = "RuntimeError: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})"
 #: The linear runbook alone: whichever of its steps is chosen, it is the step choice tested.
 LINEAR = (("matmul-shape-mismatch-linear", 0.9),)
-_TORCH_LINEAR = make_frame(
-    "/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py",
-    "forward",
-    114,
-    context_line="return F.linear(input, self.weight, self.bias)",
-)
-USER_FORWARD = [
-    make_frame("/home/me/train.py", "<module>", 80, context_line="out = model(x)"),
-    make_frame("/home/me/net.py", "forward", 31, context_line="x = self.fc1(x)"),
-    _TORCH_LINEAR,
-]
-LIBRARY_FORWARD = [
+#: A library's attention layer run from the user's pipeline call.
+LIBRARY_ATTENTION = [
     make_frame("/home/me/run.py", "main", 12, context_line="image = pipe(prompt)"),
     make_frame(
         "/usr/lib/python3.11/site-packages/somelib/attention.py",
@@ -49,7 +40,7 @@ LIBRARY_FORWARD = [
         88,
         context_line="key = self.to_k(context)",
     ),
-    _TORCH_LINEAR,
+    TORCH_LINEAR,
 ]
 #: Shapes of public threads and of the runbook's own symptom lines (rows, width, layer, out).
 SHAPES = [(256, 4096, 768, 320), (64, 9216, 4096, 10), (32, 4096, 768, 10), (1, 44, 30, 64)]
@@ -67,7 +58,11 @@ def _ctx(message: str, frames: list[Any] | None = None, logs: tuple[str, ...] = 
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("frames", [None, LIBRARY_FORWARD], ids=["message-only", "library"])
+@pytest.mark.parametrize(
+    "frames",
+    [None, LIBRARY_FORWARD, LIBRARY_ATTENTION],
+    ids=["message-only", "library", "attention"],
+)
 def test_no_resize_when_nothing_shows_the_layer_is_the_users(shape, frames):
     ctx = _ctx(MATMUL.format(*shape), frames)
     facts = read_premises(ctx).facts

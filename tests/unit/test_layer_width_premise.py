@@ -37,6 +37,7 @@ from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.suggest import write_suggestion
 from rca.suggestion.validation import validate
 from tests.support.evidence import evidence
+from tests.support.frames import LIBRARY_FORWARD, USER_FORWARD
 from tests.support.scripted_llm import scripted_llm
 
 MATMUL = "RuntimeError: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})"
@@ -104,36 +105,6 @@ def _facts(message: str, frames: list[Any] | None = None) -> frozenset[str]:
 
 def _diff(rows: int, width: int, need: int, op: str = "matmul") -> ShapeDiff:
     return ShapeDiff(tensor=None, op=op, expected=[None, need], actual=[rows, width])
-
-
-#: The user's own model: its forward calls the layer that fails (torch's frames after it).
-USER_FORWARD = [
-    make_frame("/home/me/train.py", "<module>", 80, context_line="out = model(x)"),
-    make_frame("/home/me/net.py", "forward", 31, context_line="x = self.fc1(x)"),
-    make_frame(
-        "/usr/lib/python3.11/site-packages/torch/nn/modules/module.py",
-        "_call_impl",
-        1501,
-        context_line="return forward_call(*args, **kwargs)",
-    ),
-    make_frame(
-        "/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py",
-        "forward",
-        114,
-        context_line="return F.linear(input, self.weight, self.bias)",
-    ),
-]
-#: A library's model: the user's script calls it, its own forward calls the layer.
-LIBRARY_FORWARD = [
-    make_frame("/home/me/run.py", "main", 12, context_line="out = model(x)"),
-    make_frame(
-        "/usr/lib/python3.11/site-packages/somelib/models/encoder.py",
-        "forward",
-        88,
-        context_line="return self.proj(h)",
-    ),
-    USER_FORWARD[-1],
-]
 
 
 @pytest.mark.parametrize(("rows", "width", "need", "out", "expected"), PUBLIC)

@@ -23,6 +23,7 @@ from rca.suggestion.providers.step_ranking import rank_steps
 from rca.suggestion.validation import validate
 from tests.support.dev_cases import dev_case
 from tests.support.evidence import evidence
+from tests.support.frames import USER_FORWARD
 
 _FACT = "pretrained-weights-loaded"
 
@@ -81,8 +82,8 @@ def _where(line: str) -> dict[str, Any]:
     return {"logs": [{"message": line}]}
 
 
-def test_without_loading_evidence_the_layer_may_be_resized() -> None:
-    ctx = _matmul_ctx()
+def test_without_loading_evidence_the_users_layer_may_be_resized() -> None:
+    ctx = _matmul_ctx(frames=USER_FORWARD)
     assert _FACT not in read_premises(ctx).facts
     assert "in_features" in OfflineProvider().suggest(ctx).action
 

@@ -21,6 +21,7 @@ from rca.suggestion.providers.step_ranking import audit_candidates
 from rca.suggestion.validation import validate
 from tests.support.dev_cases import dev_case
 from tests.support.evidence import evidence
+from tests.support.frames import USER_FORWARD
 
 #: PyTorch's reducer (torch/csrc/distributed/c10d/reducer.cpp) adds this sentence to the
 #: "Expected to have finished reduction" error when the option is already on.
@@ -149,7 +150,7 @@ def test_in_features_is_not_changed_on_a_pretrained_layer() -> None:
     loads = make_frame(
         "/app/pipe.py", "load", 12, context_line="unet = UNet.from_pretrained(path)", in_app=True
     )
-    fresh = _ctx(case, ("matmul-shape-mismatch-linear", 0.9))
+    fresh = _ctx(case, ("matmul-shape-mismatch-linear", 0.9), frames=USER_FORWARD)
     pretrained = _ctx(case, ("matmul-shape-mismatch-linear", 0.9), frames=[loads])
     assert "in_features" in OfflineProvider().suggest(fresh).action
     assert "layer-pretrained" in read_premises(pretrained).facts
@@ -157,7 +158,7 @@ def test_in_features_is_not_changed_on_a_pretrained_layer() -> None:
 
 
 def test_the_in_features_step_names_the_incidents_width_not_a_template() -> None:
-    ctx = _ctx(dev_case("c014"), ("matmul-shape-mismatch-linear", 0.9))
+    ctx = _ctx(dev_case("c014"), ("matmul-shape-mismatch-linear", 0.9), frames=USER_FORWARD)
     draft = OfflineProvider().suggest(ctx)
     assert "(4096)" in draft.action and "K1" not in draft.action
     left = _draft(
