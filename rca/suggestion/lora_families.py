@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.linear_regex import compile as linear
@@ -30,6 +30,8 @@ class Families:
     roles: dict[str, str]  # each role's word or letter (lowercase) -> the role
     fused: frozenset[str]  # lowercase
     prefixes: tuple[str, ...] = ()  # lowercase, put before role letters ("w" of "wq")
+    #: PEFT's default targets per model type (type lowercase, as the mapping names it)
+    defaults: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def _letters(self, part: str) -> list[str]:
         """The roles of ``part`` when it is role letters, each once ("qkv", "kv", "q")."""
@@ -73,4 +75,8 @@ def load_families(path: Path = DATA) -> Families:
     lists += [list(entry.get("names", [])) for entry in data.get("also", {}).values()]
     fused = frozenset(str(names[0]).lower() for names in lists if len(names) == 1)
     prefixes = tuple(str(p).lower() for p in data.get("role_prefixes", []))
-    return Families(roles, fused, prefixes)
+    defaults = {
+        str(kind).lower(): tuple(str(name) for name in names)
+        for kind, names in data.get("defaults", {}).items()
+    }
+    return Families(roles, fused, prefixes, defaults)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.lora_families import Families, load_families
+from rca.suggestion.model_family import named_layout, named_types
 from rca.suggestion.module_names import ShownModules, module_names_to_use, read_shown_modules
 from rca.suggestion.negated_clauses import said_parts
 
@@ -92,9 +93,11 @@ def projection_layout(modules: ShownModules, families: Families | None = None) -
 
 
 def layout_facts(texts: Sequence[str] | None) -> set[str]:
-    """``model-attention-fused`` or ``model-attention-separate``, as ``texts`` show it (no
-    texts, ``None``, show none)."""
-    kind = projection_layout(read_shown_modules(texts or ())).kind
+    """``model-attention-fused`` or ``model-attention-separate``, as ``texts`` show it: a
+    printed model, else a named model of a type PEFT's mapping knows (:mod:`.model_family`);
+    no texts, ``None``, show none."""
+    texts = texts or ()
+    kind = projection_layout(read_shown_modules(texts)).kind or named_layout(texts)
     return {f"model-attention-{kind}"} if kind else set()
 
 
@@ -105,13 +108,20 @@ def _listed(names: Sequence[str], last: str = ", ") -> str:
 
 def layout_values(texts: Sequence[str]) -> dict[str, str]:
     """The placeholders' values: the names PEFT lists as not found, and the printed model's
-    fused projection or separate ones (each only when the incident shows it)."""
+    fused projection or separate ones, else those PEFT's defaults give the named model's type
+    (each only when the incident shows it)."""
     layout = projection_layout(read_shown_modules(texts))
+    fused, separate = layout.shown_fused, layout.shown_separate
+    if not layout.kind and (kind := named_layout(texts)):  # PEFT's defaults for the named type
+        families = load_families()
+        names = [n for t in sorted(named_types(texts, families)) for n in families.defaults[t]]
+        names = sorted(dict.fromkeys(names), key=lambda n: _role_order(families, n))
+        fused, separate = (tuple(names), ()) if kind == "fused" else ((), tuple(names))
     values = {
         # one clause, so the "instead of" before it turns down every name in it
         "modules-not-found": _listed(layout.not_found, " or "),
-        "shown-fused-projection": _listed(layout.shown_fused),
-        "shown-separate-projections": _listed(layout.shown_separate),
+        "shown-fused-projection": _listed(fused),
+        "shown-separate-projections": _listed(separate),
     }
     return {name: value for name, value in values.items() if value}
 

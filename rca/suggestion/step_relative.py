@@ -32,7 +32,7 @@ from rca.suggestion.module_names import (
     missing_module_harms,
     read_shown_modules,
 )
-from rca.suggestion.projection_layout import GUESSED, guessed_layout
+from rca.suggestion.projection_layout import GUESSED, LAYOUT_FACTS, guessed_layout
 
 __all__ = ["RELATIVE_FACTS", "StepRelative", "read_step_relative", "relative_facts"]
 
@@ -93,12 +93,17 @@ def relative_facts(
     the filled step), ``said`` the text of a step whose ``says`` words it holds. A suggestion
     is held to the step's words only for what it says nothing of: one that names a driver
     version of its own is judged by it, one that names no module by the step's names."""
-    unless = frozenset(unless)
+    unless, facts = frozenset(unless), frozenset(facts)
     wordings = [wording] if driver_targets(wording) else [step, wording]
     found = driver_facts(unless, wordings, shown.driver, facts)
     modules = "module-named-missing" in unless
     if modules and (why := misnamed([wording, step, said], shown.modules)):
         found["module-named-missing"] = why
-    if GUESSED in unless and (why := guessed_layout([wording, step, said], shown.modules)):
+    known = bool(LAYOUT_FACTS & facts)  # a printed or named model shows the layout
+    if (
+        GUESSED in unless
+        and not known
+        and (why := guessed_layout([wording, step, said], shown.modules))
+    ):
         found[GUESSED] = why
     return found
