@@ -271,9 +271,17 @@ def misnamed(texts: Iterable[str], shown: ShownModules) -> str:
 
 def missing_module_harms(action: str, shown: ShownModules) -> list[str]:
     """Why ``action``, whatever step it restates, names a module PEFT's own message lists
-    as matching nothing in the model (its whole list, so never a wrapper's attribute)."""
+    as matching nothing in the model (its whole list, so never a wrapper's attribute), or,
+    when the incident prints the model, names modules to use none of which it shows."""
     whole = tuple(m for m, suffix in zip(shown.missing, shown.suffix, strict=True) if suffix)
     listed = ShownModules(whole, (True,) * len(whole))
     names = names_to_use(action) if whole else []
     missing = [found for name in names if (found := _is_missing(name, listed))]
+    if not missing and shown.shown:  # a printed model: names it gives must be among its own
+        given = module_names_to_use(action, shown)
+        if given and not any(_is_shown(name, shown) for name in given):
+            listed_names = ", ".join(given[:6])
+            return [
+                f"none of the names it gives ({listed_names}) is among the model's modules shown"
+            ]
     return [f"the message says {name} is not a module of the model" for name in missing]
