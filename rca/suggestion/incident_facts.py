@@ -148,7 +148,8 @@ def incident_facts(
     facts |= rank_facts(message, diffs)  # which way an input's rank is off
     for diff in diffs[:2]:
         facts |= _shape_facts(diff)
-    facts |= layer_width_facts(diffs, frames) | loaded_file_facts([message, *logs])
+    facts |= layer_width_facts(diffs, frames, [message, *logs])
+    facts |= loaded_file_facts([message, *logs])
     facts |= axis_position_facts(message, diffs)  # the batch axis there, the channel missing
     shown = [message, *logs]
     facts |= pad_eos_facts(shown, code) | int64_facts(shown) | signal_facts(shown)

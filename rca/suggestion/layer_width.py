@@ -16,7 +16,8 @@ tell some cases of the second apart:
   wrong axis, handed to a layer whose width its weights fix.
 
 What shows the layer is the user's to resize is ``layer-built-in-user-code``: one of the
-user's own frames (``in_app``) constructs a linear or dense layer, or the innermost frame
+user's own frames (``in_app``), or a line of the message or logs, constructs a linear or dense
+layer (``model.head = nn.Linear(1024, 5)``), or the innermost frame
 outside the tensor framework's own files is a model's ``forward``/``call`` in the user's
 files. A loader is not needed to rule resizing out: ``layer-resize-unsupported`` holds when
 the input is folded into rows (a rearrangement: whoever built the layer), or when it is
@@ -75,6 +76,9 @@ least seven in eight of its input columns. A small excess (an input of 3 feature
 of 4) stays a feature-count mismatch that resizing may fix. Not fitted on cases."""
 
 _MAX_FRAMES = 200
+_MAX_TEXTS = 64
+_MAX_TEXT = 20_000
+_MAX_LINES = 400
 #: The tensor framework's own files: the frames between the user's code and the failing matmul.
 _FRAMEWORK_PATH = linear(r"(?:^|/)(?:torch|tensorflow|keras|tf_keras|jax|jaxlib|flax|haiku)/")
 #: A user's code constructing a linear or dense layer (``nn.Linear(512, 10)``,
@@ -140,14 +144,28 @@ def _built_by_user(frames: Sequence[Any]) -> bool:
     return False
 
 
-def layer_width_facts(diffs: Iterable[ShapeDiff], frames: Sequence[Any] = ()) -> set[str]:
-    """The facts above that the incident's first two shape diffs and its frames show."""
+def _builds_in_text(texts: Sequence[str]) -> bool:
+    """Whether a line of ``texts`` (the message, log lines) is code constructing a linear or
+    dense layer (``model.head = nn.Linear(1024, 5)`` pasted or logged): the user's own."""
+    return any(
+        _BUILDS_LAYER.search(line)
+        for text in list(texts)[:_MAX_TEXTS]
+        for line in text[:_MAX_TEXT].splitlines()[:_MAX_LINES]
+    )
+
+
+def layer_width_facts(
+    diffs: Iterable[ShapeDiff], frames: Sequence[Any] = (), texts: Sequence[str] = ()
+) -> set[str]:
+    """The facts above that the incident's first two shape diffs, its frames and its texts
+    (message and log lines) show."""
     facts: set[str] = set()
     shapes = [dims for diff in list(diffs)[:2] if (dims := matmul_dims(diff))]
     for dims in shapes:
         facts |= shape_facts(*dims)
     if shapes:
-        facts.add(BUILT if _built_by_user(frames) else ORIGIN_NOT_SHOWN)
+        built = _built_by_user(frames) or _builds_in_text(texts)
+        facts.add(BUILT if built else ORIGIN_NOT_SHOWN)
     if FOLDED in facts or (SMALLER in facts and BUILT not in facts):
         facts.add(UNSUPPORTED)
     return facts

@@ -106,3 +106,34 @@ def test_an_llm_answer_that_resizes_is_not_rejected_for_an_unshown_origin():
         "test-llm",
     )
     assert validate(answer, ctx).premises_ok
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "model.head = nn.Linear(1024, 5)",
+        "self.classifier = nn.Linear(1024, num_labels)",
+        "model.fc = torch.nn.Linear(1024, 5)",
+    ],
+)
+def test_a_head_the_logs_show_the_user_building_may_be_resized(line: str) -> None:
+    """Re-review (issue 16): the user's own new head on a pretrained backbone, shown in the
+    logs rather than the frames, was read as a layer of unknown origin and its resize failed."""
+    loads = 'model = timm.create_model("vit_base_patch16_224", pretrained=True)'
+    ctx = _ctx(MATMUL.format(16, 768, 1024, 5), logs=(loads, line))
+    assert BUILT in read_premises(ctx).facts
+    answer = Draft(
+        "Set `in_features=768` on the new `head` you assign.",
+        "The backbone gives 768 features.",
+        "matmul-shape-mismatch-linear",
+        0.7,
+        "openai",
+        "test-llm",
+    )
+    assert validate(answer, ctx).premises_ok
+
+
+def test_a_printed_module_is_not_the_user_building_a_layer() -> None:
+    printed = ("VisionTransformer(", "  (head): Linear(in_features=1024, out_features=5)")
+    facts = read_premises(_ctx(MATMUL.format(16, 768, 1024, 5), logs=printed)).facts
+    assert BUILT not in facts and ORIGIN_NOT_SHOWN in facts
