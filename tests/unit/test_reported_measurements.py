@@ -75,3 +75,37 @@ def test_reports_are_blanked_in_place_and_in_linear_time() -> None:
     blanked = without_reports(action)
     assert len(blanked) == len(action) and "7.5" not in blanked and "`x=1`" in blanked
     assert_linear(lambda n: without_reports("since the a (" * n + "; the" * n))
+    assert_linear(lambda n: without_reports("since it, set ; the x = 1 should" * n))
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Downgrade the opset: the model should use IR version 11.",
+        "Re-save the model: the fix is `model.ir_version = 11`.",
+        "Re-export the model; the model must have IR version 11.",
+        "Re-export the model (the right value is IR version 11).",
+        "Since the runtime is old, set `model.ir_version = 11`.",
+        "Because the runtime reads IR version 9, re-export with IR version 11.",
+    ],
+)
+def test_a_statement_that_prescribes_a_value_is_no_report(action: str) -> None:
+    """Re-review finding 3: a modal, "the fix is" or an assignment after ':' is an instruction,
+    and a reason clause ends at a comma an imperative follows."""
+    assert not _premises_ok("ir", action)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Upgrade `onnxruntime` to 1.17: the model has IR version 10.",
+        "Upgrade `onnxruntime` to 1.17 (the runtime supports IR version 9, the model is 10).",
+        "Since the model has IR version 10, upgrade `onnxruntime` to 1.17.",
+    ],
+)
+def test_a_statement_of_what_is_stays_a_report(action: str) -> None:
+    assert _premises_ok("ir", action)
+
+
+def test_a_negated_use_in_a_statement_still_reports() -> None:
+    assert _premises_ok("bf16", "Load the model in float16; the T4 cannot use bfloat16.")
