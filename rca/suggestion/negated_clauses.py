@@ -12,12 +12,13 @@ parentheses (brackets too), and a negation is read inside its clause only:
   the words from a new verb on: one a coordinating or contrasting word introduces ("don't
   upgrade but downgrade the driver", "avoid upgrading and roll back the driver", "do not
   upgrade torch and instead downgrade") or one that follows the governed verb directly
-  ("rather than upgrade downgrade the driver") (:func:`governed_end`). A verb a bare "and"
-  joins in the governed verb's own form continues the negated construction: "keep 535 rather
-  than purge 535 and install 470" (base form after "rather than", "do not", "never"),
-  "instead of purging 535 and installing 470" (-ing after "instead of", "without", "avoid");
-  a removal governs its object, not a verb, so "remove torch and downgrade the driver" says
-  the downgrade;
+  ("rather than upgrade downgrade the driver") (:func:`governed_end`). After "rather than",
+  "instead of", "without" or "avoid", a verb a bare "and" joins in the governed verb's own
+  form continues the negated construction: "keep 535 rather than purge 535 and install 470",
+  "instead of purging 535 and installing 470". After "don't", "do not" or "never" it is the
+  next step ("don't upgrade the driver and downgrade it to 470"), and so is one a trailing
+  "instead" follows ("... and install 470 instead"); a removal governs its object, not a
+  verb, so "remove torch and downgrade the driver" says the downgrade;
 - a verb negated after what it names ("updating the NVIDIA driver does not help", "a new
   driver is not needed", "won't fix it", "is unnecessary") turns down its own subject, from
   the word that opens its subordinate clause ("downgrade the driver to 460 if upgrading does
@@ -93,6 +94,13 @@ _NEW_VERB = linear(
     r"(?:(?P<verb>" + _VERBS + ")|" + _TOOLS + r")\b",
     ignore_case=True,
 )
+#: The words after which a bare "and" + a verb of the governed verb's form continues the
+#: construction ("rather than purge 535 and install 470", "without rebooting and reloading"):
+#: they govern a non-finite verb phrase, so a second verb of that form is part of it. After an
+#: imperative ("don't upgrade the driver and downgrade it") "and" starts the next step.
+_CONTINUING = linear(r"\b(?:rather\s+than|instead\s+of|without|avoid\w{0,3})\s*$", ignore_case=True)
+#: A trailing "instead" (not "instead of") after a verb: what the answer says to do.
+_INSTEAD = linear(r"\binstead(?:\s*$|[^\s\w]|\s+(?:[^o\s]|o[^f]|of\w))", ignore_case=True)
 #: The verb a negation governs, past "need to", "to" or "do" ("no need to update").
 _GOVERNED = linear(r"^\s*(?:(?:need\s+to|to|do)\s+)?(?P<verb>[A-Za-z]+)\b", ignore_case=True)
 _BASE = linear(r"^" + _VERBS + r"$", ignore_case=True)
@@ -134,15 +142,23 @@ def governed_end(clause: str, start: int) -> int:
     """Where the negation (or any word that governs one verb phrase, as a removal does) that
     ends at ``start`` in ``clause`` stops governing: at a new verb a coordinating or
     contrasting word introduces, or one that follows the governed verb directly; else at
-    the clause's end. A bare "and" before a verb of the governed verb's own form continues
-    the negated construction ("rather than purge 535 and install 470"; "instead of purging
-    and reinstalling" has no base verb to stop at): both verbs are turned down."""
+    the clause's end. After "rather than", "instead of", "without" or "avoid"
+    (:data:`_CONTINUING`), a bare "and" before a verb of the governed verb's own form
+    continues the negated construction ("rather than purge 535 and install 470"; "instead
+    of purging and reinstalling" has no base verb to stop at): both verbs are turned down,
+    unless a trailing "instead" marks the second as the alternative."""
     rest = clause[start:]
     ends = [len(rest)]
-    base = governed_form(rest) == "base"
+    base = governed_form(rest) == "base" and bool(_CONTINUING.search(clause[:start]))
     for count, introduced in enumerate(_NEW_VERB.finditer(rest)):
         continued = introduced.group("word").lower() == "and" and not introduced.group("adverbs")
-        if count < _MAX_CONTINUED and base and continued and introduced.group("verb"):
+        if (
+            count < _MAX_CONTINUED
+            and base
+            and continued
+            and introduced.group("verb")
+            and not _INSTEAD.search(rest[introduced.end() :])
+        ):
             continue
         ends.append(introduced.start())
         break
