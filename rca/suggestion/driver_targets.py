@@ -51,7 +51,7 @@ from rca.suggestion.cuda_components import (
 )
 from rca.suggestion.driver_floors import driver_floor
 from rca.suggestion.driver_mismatch import driver_mismatch
-from rca.suggestion.negated_clauses import governed_end, turned_down
+from rca.suggestion.negated_clauses import governed_end, negates_omission, turned_down
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = [
@@ -278,13 +278,18 @@ def _refused(text: str, start: int, end: int, down: Sequence[tuple[int, int]]) -
     driver 470", "remove the 570 driver packages"; or the action turns down the part it is
     in (``down``, :func:`.negated_clauses.turned_down`: "because the 535 one is not
     required"). The clause is read through the target, so that a new verb just before it
-    ends a refusal's reach: "remove torch and downgrade the driver" downgrades it."""
+    ends a refusal's reach: "remove torch and downgrade the driver" downgrades it. A negated
+    omission refuses nothing (:func:`.negated_clauses.negates_omission`): "don't forget to
+    downgrade the driver to 470" downgrades it."""
     if any(begin <= start < stop for begin, stop in down):
         return True
     begin = start - len(_clause(text, start))
     clause, at = text[begin:end], start - begin
     refusals = islice(_REFUSED.finditer(clause[:at]), _MAX_MATCHES)
-    return any(governed_end(clause, refusal.end()) > at for refusal in refusals)
+    return any(
+        governed_end(clause, refusal.end()) > at and not negates_omission(clause[refusal.end() :])
+        for refusal in refusals
+    )
 
 
 def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:

@@ -44,7 +44,7 @@ from itertools import islice
 
 from ingest.linear_regex import compile as linear
 
-__all__ = ["governed_end", "said_parts", "turned_down"]
+__all__ = ["governed_end", "negates_omission", "said_parts", "turned_down"]
 
 _MAX_ACTION = 4000
 _MAX_CLAUSES = 400
@@ -167,6 +167,13 @@ def governed_end(clause: str, start: int) -> int:
     return start + min(ends)
 
 
+def negates_omission(rest: str) -> bool:
+    """Whether a negation just before ``rest`` negates a verb of omission, and so turns
+    nothing down: "don't forget to downgrade", "do not hesitate to roll back", "make sure not
+    to forget" say what they govern."""
+    return _OMISSION.match(rest) is not None
+
+
 def _clauses(text: str) -> list[tuple[int, int, str]]:
     """Where each clause of ``text`` starts and ends, and the mark that ends it."""
     clauses: list[tuple[int, int, str]] = []
@@ -226,7 +233,7 @@ def _turned_down_in(clause: str) -> tuple[list[tuple[int, int]], str]:
             down, end = (opens[-1] if opens else 0), verb.end()
             if _INFINITIVE.match(rest[end:]):  # "don't need to update": what it needs too
                 end = governed_end(rest, end)
-        elif negation is not None and _OMISSION.match(rest[negation.end() :]):
+        elif negation is not None and negates_omission(rest[negation.end() :]):
             position += negation.end()  # "don't forget to set X": a double negation says it
             continue
         else:
