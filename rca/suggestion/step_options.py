@@ -121,6 +121,12 @@ _REPORTED = linear(
     r"|^[\s`'\"]*(?:as\s+(?:it\s+)?is|unchanged|untouched|in\s+place)\b",
     ignore_case=True,
 )
+#: "change/replace/switch `X=old` to/with `new`": the old value is what is replaced.
+_REPLACING = linear(
+    r"\b(?:change|replace|switch|swap|flip|turn|update|edit|rewrite)\b[^;.!?`]{0,60}$",
+    ignore_case=True,
+)
+_REPLACED_BY = linear(r"^\s*(?:to|with|for|by|into)\s+`(?P<code>[^`\n]{1,400})`", ignore_case=True)
 _PROSE_NAME = linear(r"(?:^|[\s(\[,;:])(?P<name>[A-Za-z_][A-Za-z0-9_]*)\b")
 _SCRIPT = linear(
     r"(?:^|\s)(?:(?:python3?|bash|sh)\s+|\./)?(?P<path>[\w./-]*?(?P<name>[\w-]+\.(?:py|sh)))"
@@ -223,6 +229,23 @@ def _bare_value(after: str, verb: str) -> str | None:
     return NOT_LITERAL
 
 
+def _replaced(
+    named: list[tuple[str, str | None]], before: str, after: str
+) -> list[tuple[str, str | None]]:
+    """The options a span names, as a replacement leaves them: in "change `X=old` to
+    `new`" X gets ``new``; in "replace `X=old` with `X=new`" the old pair is dropped (the new
+    span is read on its own). Otherwise ``named`` unchanged."""
+    new = _REPLACED_BY.match(after)
+    if new is None or not named or _REPLACING.search(before) is None:
+        return named
+    raw = new.group("code").strip()
+    if span_options(raw):
+        return []
+    if LITERAL.match(raw):
+        return [(name, value_of(raw)) for name, _ in named]
+    return named
+
+
 def _depths(text: str) -> list[int]:
     """The parenthesis depth at each character (asides are depth > 0)."""
     depths, depth = [], 0
@@ -286,6 +309,7 @@ def _options_named(action: str) -> list[StepOption]:
         else:
             shared_from = None
         script = bool(_SCRIPT.search(code))
+        named = _replaced(named, text[max(0, at - 80) : at], text[span.end() : span.end() + 420])
         for name, value in named:
             found.append(StepOption(option_key(name), name, value, how, script))
     found += [option for _, _, option in pending]
