@@ -51,9 +51,10 @@ _MAX_CLAUSES = 400
 #: Negations read in one clause at most (each search is linear in the clause).
 _MAX_NEGATIONS = 8
 _BREAK = linear(r"[;,:()\[\]\n]|\.(?:\s|$)")
-#: A word that turns down the verb phrase it governs.
+#: A word that turns down the verb phrase it governs; not the "no" of a flag ("--no-deps").
 _NEGATION = linear(
-    r"\b(?:not|never|no|cannot|avoid\w{0,3}|without|instead\s+of|rather\s+than|other\s+than)\b"
+    r"\b(?:not|never|cannot|avoid\w{0,3}|without|instead\s+of|rather\s+than|other\s+than)\b"
+    r"|\bno(?:[^\w-]|$)"
     r"|n['’]t\b",
     ignore_case=True,
 )

@@ -6,6 +6,9 @@ the latest bitsandbytes", and every package of ``pip install -U a b c``: each is
 release the incident names as the cause, so that the premise check rejects a suggestion that
 moves a package the way the evidence rules out. Every pattern is the generic wording of an
 install command or an instruction, run by :mod:`ingest.linear_regex` over a bounded prefix.
+Only the parts the action says are read (:func:`.negated_clauses.turned_down` parts are
+blanked), and every move of a package is kept: "don't pin numpy<2; upgrade numpy to 2.1
+instead" moves numpy to 2.1.
 
 "Upgrade the library to the release that introduced the class" moves a package it does not
 name: an :data:`UNNAMED` move (package ``""``), which :mod:`.cause_releases` reads as the
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.negated_clauses import turned_down
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = ["NOT_PACKAGES", "UNNAMED", "Move", "moves", "package_name"]
@@ -113,17 +117,34 @@ def _verb_move(verb: str, package: str, op: str, version: str, tail: str) -> Mov
 _NONE = Move("", "none")
 
 
-def moves(action: str) -> list[Move]:
-    """The package moves ``action`` makes, each package once (its first reading)."""
+def _blanked(action: str) -> str:
+    """``action`` with the parts it turns down blanked out (:func:`.negated_clauses.turned_down`):
+    "don't pin numpy<2; upgrade numpy to 2.1 instead" moves numpy up only."""
     text = action[:_MAX_ACTION]
-    found: dict[str, Move] = {}
+    for start, end in turned_down(text):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _overlapping(found: list[tuple[int, int, Move]], package: str, start: int, end: int) -> int:
+    """The index of a move of ``package`` read from words overlapping ``start:end``, or -1."""
+    for index, (begin, stop, move) in enumerate(found):
+        if move.package == package and begin < end and start < stop:
+            return index
+    return -1
+
+
+def moves(action: str) -> list[Move]:
+    """The package moves ``action`` makes, in order, from the parts it says (not those it
+    turns down): every move of a package, each read once (a requirement specifier inside a
+    verb's move, "pin numpy<2", is that move)."""
+    text = _blanked(action)
+    found: list[tuple[int, int, Move]] = []
     for match in _VERB_MOVE.finditer(text):
         package = package_name(match.group("pkg"))
         if package in _UNNAMED_WORDS:
             package = UNNAMED
         elif package in NOT_PACKAGES:
-            continue
-        if package in found:
             continue
         groups = match.groupdict()
         verb = match.group("verb")
@@ -132,13 +153,14 @@ def moves(action: str) -> list[Move]:
             verb = "upgrade"
         elif age and verb.lower() not in _UP_VERBS | _DOWN_VERBS:  # "install the latest X"
             verb = "upgrade" if age in _UP_AGES else "downgrade"
-        found[package] = _verb_move(
+        move = _verb_move(
             verb,
             package,
             groups.get("op") or "",
             groups.get("ver") or "",
             groups.get("tail") or "",
         )
+        found.append((match.start(), match.end(), move))
     for match in _PIP_INSTALL.finditer(text):
         tokens = match.group("list").split()[:_MAX_LISTED]
         if not _UPGRADE_FLAGS & set(tokens):
@@ -149,19 +171,25 @@ def moves(action: str) -> list[Move]:
             specified = any(op in token for op in "=<>~!")  # read by _SPEC_MOVE below
             if token.startswith("-") or specified or package in NOT_PACKAGES:
                 continue
-            if package and not package[0].isdigit() and found.get(package, _NONE).kind == "none":
-                found[package] = Move(package, "up")
+            if not package or package[0].isdigit():
+                continue
+            at = _overlapping(found, package, *match.span())
+            if at < 0 or found[at][2].kind == "none":
+                found.append((*match.span(), Move(package, "up")))
     for match in _SPEC_MOVE.finditer(text):
         package, op = package_name(match.group("pkg")), match.group("op")
         bounded = bool(match.group("op2"))  # "X>=a,<b" overrides the verb's reading of "X>=a"
-        if package in NOT_PACKAGES or (
-            package in found and found[package].kind != "none" and not bounded
-        ):
+        at = _overlapping(found, package, *match.span())
+        if package in NOT_PACKAGES or (at >= 0 and found[at][2].kind != "none" and not bounded):
             continue
         if match.group("op2"):  # "X>=a,<b": bounded by its ceiling
             op, number = match.group("op2"), match.group("ver2")
         else:
             number = match.group("ver")
         kind = {"==": "exact", ">=": "floor", ">": "floor", "~=": "floor"}.get(op, "ceiling")
-        found[package] = Move(package, kind, parse_version(number), op == "<=")
-    return [move for move in found.values() if move.kind != "none"]
+        move = Move(package, kind, parse_version(number), op == "<=")
+        if at >= 0:
+            found[at] = (found[at][0], found[at][1], move)
+        else:
+            found.append((*match.span(), move))
+    return [move for _, _, move in sorted(found, key=lambda f: f[0]) if move.kind != "none"]

@@ -24,6 +24,8 @@ _ABI = ("version-numpy2-abi", 0.9)
 _ONE_ON_TWO = (
     "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.2 as it may crash."
     " To support both 1.x and 2.x\nversions of NumPy, modules must be compiled with NumPy 2.0."
+    "\nIf you are a user of the module, the easiest solution will be to\ndowngrade to 'numpy<2'"
+    " or try to upgrade the affected module."
 )
 
 
