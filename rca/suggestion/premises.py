@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import FACTS, StepMetadata
+from rca.suggestion.advised_ways import advised_ways, moves_against_advice
 from rca.suggestion.api_drift import drift_facts, read_drift
 from rca.suggestion.cause_releases import NamedCause, incident_causes, moves_towards
 from rca.suggestion.empty_tensors import empty_tensor_facts, resize_violations
@@ -135,6 +136,8 @@ class Premises:
     keys: ShownKeys = ShownKeys()
     #: The driver and module names a step's own words are held to (:mod:`.step_relative`).
     relative: StepRelative = StepRelative()
+    #: The way the message advises moving an option (:mod:`.advised_ways`).
+    advised: Mapping[str, str] = field(default_factory=dict)
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
@@ -213,6 +216,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         read_ruled_out_values(texts),
         read_shown_keys(texts),
         read_step_relative(texts, _code_texts(ctx), ctx.frames),
+        advised_ways(texts),
     )
 
 
@@ -306,6 +310,7 @@ def shown_harms(action: str, premises: Premises, answer: str | None = None) -> l
         *prefix_violations(action, premises.keys, moves=prefixes),
         *resize_violations(action, premises.facts),
         *premises.relative.harms(action, drivers=drivers, modules=modules),
+        *moves_against_advice(action, premises.advised),
     ]
 
 
