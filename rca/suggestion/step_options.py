@@ -114,11 +114,14 @@ _COMPARED = linear(
 #: Right after a name: a verb, so the name was a condition ("with `X=1` use `cuda:0`").
 _THEN_VERB = linear(r"^[\s,]*(?:use|set|pass|call|run|add|keep)\b", ignore_case=True)
 #: Right after a name: it is reported as it already is ("`X=True` is already passed", "X is
-#: set already"), or left as it is ("`X=True` as is", "unchanged"), not set.
+#: set already"), or left as it is ("`X=True` as is", "unchanged"), not set. "As is" ends
+#: its clause or a conjunction follows it: "as is done in the example" compares, it keeps
+#: nothing.
 _REPORTED = linear(
     r"^[\s`'\"]*(?:(?:is|are|was|were|has|have)(?:\s+been)?\s+)?"
     r"(?:already|(?:set|passed|enabled|on|given|used)\s+already)\b"
-    r"|^[\s`'\"]*(?:as\s+(?:it\s+)?is|unchanged|untouched|in\s+place)\b",
+    r"|^[\s`'\"]*(?:unchanged|untouched|in\s+place)\b"
+    r"|^[\s`'\"]*as\s+(?:it\s+)?is(?:\s*$|\s*[^\w\s]|\s+(?:and|but|or|then|so|while|for\s+now)\b)",
     ignore_case=True,
 )
 #: "change/replace/switch `X=old` to/with `new`": the old value is what is replaced.

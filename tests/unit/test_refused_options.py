@@ -49,6 +49,10 @@ def _premises_ok(action: str) -> bool:
         " `find_unused_parameters=True`.",
         "Leave `find_unused_parameters=True` unchanged and make every forward output"
         " contribute to the loss.",
+        "Keep `find_unused_parameters=True` as is and make every forward output contribute"
+        " to the loss.",
+        "Make every forward output contribute to the loss; leave `find_unused_parameters=True`"
+        " as it is, for now.",
     ],
 )
 def test_refusing_or_keeping_the_option_shown_set_is_no_repeat(action: str) -> None:
@@ -63,6 +67,9 @@ def test_refusing_or_keeping_the_option_shown_set_is_no_repeat(action: str) -> N
         "Do not change the model; set `find_unused_parameters=True`.",
         "Don't forget to set `find_unused_parameters=True` when wrapping the model.",
         "Never fail to pass `find_unused_parameters=True` to DDP.",
+        # "as is done in ..." compares: it leaves nothing as it is (re-review finding 14)
+        "Keep DDP but set `find_unused_parameters=True` as is done in the example.",
+        "Set `find_unused_parameters=True` as is shown in the PyTorch docs.",
     ],
 )
 def test_setting_it_again_still_fails_whatever_surrounds_it(action: str) -> None:
