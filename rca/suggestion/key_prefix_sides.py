@@ -83,6 +83,13 @@ _STRIPS = (
 )
 #: A key sliced past its first characters ("k[7:]"): the prefix is what those characters are.
 _SLICE = linear(r"\b(?:k|key|name|n)\[\s*(?P<length>[1-9]\d?)\s*:\s*\]")
+#: A key cut after its first dotted name: "k.split('.', 1)[1]", "k.partition('.')[2]",
+#: "'.'.join(k.split('.')[1:])": the prefix is whatever name the keys start with.
+_FIRST_NAME = linear(
+    r"\b(?:k|key|name|n)\.(?:split\(\s*['\"]\.['\"]\s*,\s*(?:maxsplit\s*=\s*)?1\s*\)"
+    r"\s*\[\s*-?1\s*\]|partition\(\s*['\"]\.['\"]\s*\)\s*\[\s*2\s*\])"
+    r"|['\"]\.['\"]\.join\(\s*(?:k|key|name|n)\.split\(\s*['\"]\.['\"]\s*\)\s*\[\s*1\s*:\s*\]\s*\)"
+)
 #: "add/prepend the `base_model.model.` prefix", "'module.' + k", f"module.{k}".
 _ADDS = (
     linear(
@@ -180,6 +187,9 @@ def prefix_moves(action: str) -> list[tuple[str, str]]:
             length = int(match.group("length"))
             name = quoted.get(length)
             found(("strip", _normal(name)) if name else ("cut", str(length)))
+    for match in _FIRST_NAME.finditer(text):
+        if not refused(match.start()):
+            found(("cut", "name"))
     return moves
 
 
@@ -187,7 +197,7 @@ def moves_a_prefix(action: str) -> bool:
     """Whether ``action`` strips or adds a key prefix itself, on either side: an answer that
     restates a step is then judged by its own move (:func:`.premises.shown_harms`)."""
     text = (action or "")[:_MAX_ACTION]
-    patterns = (*_STRIPS, *_ADDS, _SLICE)
+    patterns = (*_STRIPS, *_ADDS, _SLICE, _FIRST_NAME)
     return any(pattern.search(text) for pattern in patterns) or bool(helper_strips(text))
 
 
@@ -209,6 +219,18 @@ def _resolved(
     for verb, prefix in moves:
         if verb != "cut":
             out.append((verb, prefix))
+        elif prefix == "name" and keys.checkpoint:  # cut after the first dotted name
+            heads = {key.split(".", 1)[0] + "." for key in keys.checkpoint}
+            head = heads.pop() if len(heads) == 1 else ""
+            cut = {key[len(head) :] for key in keys.checkpoint}
+            pairs = not keys.model or cut <= set(keys.model)  # the cut keys are the model's
+            if head and all("." in key for key in keys.checkpoint) and pairs:
+                out.append(("strip", head))
+            else:
+                reasons.append(
+                    "no one dotted prefix such as `module.` pairs the checkpoint's keys shown"
+                    " with the model's: cutting at the first dot takes a real name off every key"
+                )
         elif prefix and keys.checkpoint:
             heads = {key[: int(prefix)] for key in keys.checkpoint}
             head = heads.pop() if len(heads) == 1 else ""

@@ -67,6 +67,10 @@ _OTHER_WORDS = [
     "Rename every key with `k[7:]` before `load_state_dict`.",
     "Rename the state_dict keys by stripping the leading `module.` (`k[7:]`) before loading.",
     'Rename the keys with `key[len("module."):]` before loading.',
+    # re-review: a cut at the first dot, however the code spells it
+    "Use `{k.split('.', 1)[1]: v for k, v in sd.items()}` before loading.",
+    "Use `{'.'.join(k.split('.')[1:]): v for k, v in sd.items()}` before loading.",
+    "Rename the keys with `k.partition('.')[2]` before `load_state_dict`.",
 ]
 
 
