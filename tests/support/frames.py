@@ -6,9 +6,9 @@ message shows neither, so a test that wants the resize step gives the user's fra
 
 from __future__ import annotations
 
-from ingest.parsing.frames import make_frame
+from ingest.parsing.frames import Frame, make_frame
 
-__all__ = ["LIBRARY_FORWARD", "TORCH_LINEAR", "USER_FORWARD"]
+__all__ = ["LIBRARY_FORWARD", "TORCH_LINEAR", "USER_FORWARD", "library_forward"]
 
 TORCH_LINEAR = make_frame(
     "/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py",
@@ -28,14 +28,17 @@ USER_FORWARD = [
     ),
     TORCH_LINEAR,
 ]
+
+
+def library_forward(path: str, line: str, call: str = "out = model(x)") -> list[Frame]:
+    """A library's module at ``path`` (under site-packages) runs the failing layer with
+    ``line``; the user's script calls it with ``call``."""
+    return [
+        make_frame("/home/me/run.py", "main", 12, context_line=call),
+        make_frame(f"/usr/lib/python3.11/site-packages/{path}", "forward", 88, context_line=line),
+        TORCH_LINEAR,
+    ]
+
+
 #: A library's model: the user's script calls it, its own forward calls the layer.
-LIBRARY_FORWARD = [
-    make_frame("/home/me/run.py", "main", 12, context_line="out = model(x)"),
-    make_frame(
-        "/usr/lib/python3.11/site-packages/somelib/models/encoder.py",
-        "forward",
-        88,
-        context_line="return self.proj(h)",
-    ),
-    TORCH_LINEAR,
-]
+LIBRARY_FORWARD = library_forward("somelib/models/encoder.py", "return self.proj(h)")

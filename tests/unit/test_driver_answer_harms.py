@@ -25,13 +25,12 @@ from tests.support.driver_texts import FOUND_11040 as _FOUND_11040
 from tests.support.driver_texts import INSUFFICIENT as _INSUFFICIENT
 from tests.support.driver_texts import SMI as _SMI
 from tests.support.driver_texts import TOO_OLD as _TOO_OLD
+from tests.support.driver_texts import installed_535
 from tests.support.evidence import draft, message_context
 
 
 def _installed_535() -> AnalysisContext:
-    return message_context(
-        _INSUFFICIENT, _TOO_OLD, logs=(_SMI.format(v="535.104.05", cuda="12.2"),)
-    )
+    return installed_535()
 
 
 @pytest.mark.parametrize(

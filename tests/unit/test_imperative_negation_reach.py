@@ -14,9 +14,8 @@ import pytest
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.validation import validate
-from tests.support.driver_texts import INSUFFICIENT as _INSUFFICIENT
-from tests.support.driver_texts import SMI as _SMI
 from tests.support.driver_texts import TOO_OLD as _TOO_OLD
+from tests.support.driver_texts import installed_535
 from tests.support.evidence import draft, message_context
 
 _ABI = ("version-numpy2-abi", 0.9)
@@ -30,11 +29,7 @@ _ONE_ON_TWO = (
 
 
 def _installed_535() -> AnalysisContext:
-    return message_context(
-        _INSUFFICIENT,
-        _TOO_OLD,
-        logs=(_SMI.format(v="535.104.05", cuda="12.2"), "torch==2.4.0+cu124"),
-    )
+    return installed_535("torch==2.4.0+cu124")
 
 
 @pytest.mark.parametrize(

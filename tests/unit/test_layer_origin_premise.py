@@ -26,22 +26,15 @@ from rca.suggestion.premises import read_premises
 from rca.suggestion.providers import Draft, OfflineProvider
 from rca.suggestion.validation import validate
 from tests.support.evidence import evidence
-from tests.support.frames import LIBRARY_FORWARD, TORCH_LINEAR, USER_FORWARD
+from tests.support.frames import LIBRARY_FORWARD, USER_FORWARD, library_forward
 
 MATMUL = "RuntimeError: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})"
 #: The linear runbook alone: whichever of its steps is chosen, it is the step choice tested.
 LINEAR = (("matmul-shape-mismatch-linear", 0.9),)
 #: A library's attention layer run from the user's pipeline call.
-LIBRARY_ATTENTION = [
-    make_frame("/home/me/run.py", "main", 12, context_line="image = pipe(prompt)"),
-    make_frame(
-        "/usr/lib/python3.11/site-packages/somelib/attention.py",
-        "forward",
-        88,
-        context_line="key = self.to_k(context)",
-    ),
-    TORCH_LINEAR,
-]
+LIBRARY_ATTENTION = library_forward(
+    "somelib/attention.py", "key = self.to_k(context)", "image = pipe(prompt)"
+)
 #: Shapes of public threads and of the runbook's own symptom lines (rows, width, layer, out).
 SHAPES = [(256, 4096, 768, 320), (64, 9216, 4096, 10), (32, 4096, 768, 10), (1, 44, 30, 64)]
 

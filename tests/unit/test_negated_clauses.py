@@ -15,9 +15,8 @@ from rca.suggestion.context import AnalysisContext
 from rca.suggestion.driver_targets import driver_targets
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.validation import validate
-from tests.support.driver_texts import INSUFFICIENT as _INSUFFICIENT
-from tests.support.driver_texts import SMI as _SMI
 from tests.support.driver_texts import TOO_OLD as _TOO_OLD
+from tests.support.driver_texts import installed_535
 from tests.support.evidence import draft, message_context
 from tests.support.linear_time import assert_linear
 
@@ -83,9 +82,7 @@ def test_a_verb_that_does_not_continue_the_negation_is_said(action: str, said: l
 
 
 def _installed_535() -> AnalysisContext:
-    return message_context(
-        _INSUFFICIENT, _TOO_OLD, logs=(_SMI.format(v="535.104.05", cuda="12.2"),)
-    )
+    return installed_535()
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from rca.suggestion.layer_width import BUILT
 from rca.suggestion.premises import read_premises
 from rca.suggestion.validation import validate
 from tests.support.evidence import draft, evidence
+from tests.support.frames import TORCH_LINEAR
 
 _RUNBOOK = "matmul-shape-mismatch-linear"
 _TRANSPOSED = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (768x16 and 768x3072)"
@@ -32,12 +33,7 @@ _QUANTIZED = "model = AutoModelForCausalLM.from_pretrained(path, load_in_4bit=Tr
 _OWN_HEAD = [
     make_frame("/home/me/train.py", "<module>", 20, context_line="head = nn.Linear(768, 2)"),
     make_frame("/home/me/net.py", "forward", 31, context_line="return self.head(x)"),
-    make_frame(
-        "/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py",
-        "forward",
-        114,
-        context_line="return F.linear(input, self.weight, self.bias)",
-    ),
+    TORCH_LINEAR,
 ]
 _RESIZES = {
     _TRANSPOSED: [
