@@ -24,10 +24,8 @@ patterns (:mod:`ingest.linear_regex`) over a capped action, a bounded number of 
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-
 from ingest.linear_regex import compile as linear
+from rca.suggestion.imperative_verbs import IMPERATIVE_VERBS
 from rca.suggestion.negated_clauses import governed_end
 
 __all__ = ["without_reports"]
@@ -56,12 +54,11 @@ _PRESCRIBES = linear(
 )
 _DIRECTIVE = linear(r"(\w+['’]?\w*)?\s+(?:set|use|change)\b", ignore_case=True)
 _NEGATING = frozenset({"cannot", "can't", "can’t", "not", "doesn't", "doesn’t", "won't", "never"})
-_VERBS_FILE = Path(__file__).resolve().parent.parent / "knowledge" / "imperative-verbs.toml"
 
 
 def _verbs() -> str:
-    with _VERBS_FILE.open("rb") as handle:
-        verbs = sorted({str(verb).lower() for verb in tomllib.load(handle)["verbs"]}, key=len)
+    """The verbs as one alternation, longest first so a hyphenated verb is not cut at its hyphen."""
+    verbs = sorted(IMPERATIVE_VERBS, key=len)
     return "|".join(verb.replace("-", r"\-") for verb in reversed(verbs))
 
 

@@ -22,10 +22,8 @@ for its importers.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rca.corpus.sentences import first_sentence_end
@@ -50,6 +48,7 @@ from rca.suggestion.checks.leading_axis import leading_axis_violations
 from rca.suggestion.checks.pad_eos import pad_eos_violations
 from rca.suggestion.checks.placeholders import template_remnants
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
+from rca.suggestion.imperative_verbs import IMPERATIVE_VERBS
 from rca.suggestion.layer_width import derived_dims
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.premises import Premises, premise_complaints, read_premises
@@ -82,17 +81,6 @@ MAX_REASON_CHARS = 400
 MIN_STACK_PATH_MATCH = 0.92
 MAX_UNKNOWN_DIM_SHARE = 0.3
 
-
-#: Verbs an action may start with: data (``rca/knowledge/imperative-verbs.toml``).
-VERBS_FILE = Path(__file__).resolve().parent.parent / "knowledge" / "imperative-verbs.toml"
-
-
-def _verbs() -> frozenset[str]:
-    with VERBS_FILE.open("rb") as handle:
-        return frozenset(str(verb).lower() for verb in tomllib.load(handle)["verbs"])
-
-
-IMPERATIVE_VERBS = _verbs()
 #: A negative imperative opening an action ("Do not set X again; make ..."): its first said
 #: part (:func:`.negated_clauses.said_parts`) must open with a verb instead.
 _NEGATIVE = frozenset({"do", "don't", "don’t", "never"})

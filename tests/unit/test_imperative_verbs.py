@@ -55,3 +55,11 @@ def test_a_refusal_alone_hedges_and_statements_are_no_instruction(action: str) -
 def test_the_verbs_are_lower_case_words() -> None:
     assert len(IMPERATIVE_VERBS) > 300
     assert all(verb == verb.lower() and " " not in verb for verb in IMPERATIVE_VERBS)
+
+
+def test_the_format_rule_and_the_report_reader_read_one_verb_list() -> None:
+    """A verb added to the knowledge file opens an action and ends a reason clause alike."""
+    from rca.suggestion import imperative_verbs, reported_clauses
+
+    assert IMPERATIVE_VERBS is imperative_verbs.IMPERATIVE_VERBS
+    assert not hasattr(reported_clauses, "_VERBS_FILE")
