@@ -82,6 +82,7 @@ from rca.suggestion.restated_steps import (
 )
 from rca.suggestion.shown_options import list_items, read_shown_options
 from rca.suggestion.shown_tensors import ShownTensor, read_shown_tensors
+from rca.suggestion.shown_values import same_value
 from rca.suggestion.step_options import (
     NOT_LITERAL,
     StepOption,
@@ -111,8 +112,6 @@ __all__ = [
 ]
 
 _BOLD = linear(r"\*\*(?P<action>.+?)\*\*", dotall=True)
-_ON = frozenset({"", "true", "1", "on", "yes", "enabled", "enable"})
-_OFF = frozenset({"false", "0", "off", "no", "disabled", "disable"})
 
 
 @dataclass(frozen=True)
@@ -220,20 +219,6 @@ def read_premises(ctx: AnalysisContext) -> Premises:
     )
 
 
-def _same_value(shown: str, given: str) -> bool:
-    """Whether an option shown with ``shown`` is already at the value ``given``."""
-    a, b = shown.strip().strip("`'\"").lower(), given.strip().strip("`'\"").lower()
-    if a == b or (a in _ON and b in _ON) or (a in _OFF and b in _OFF):
-        return True
-    shown_items, given_items = list_items(a), list_items(b)
-    if len(shown_items) > 1 or len(given_items) > 1 or a[:1] == "[" or b[:1] == "[":
-        return shown_items == given_items  # the same list, in the same order
-    try:
-        return float(a) == float(b)
-    except ValueError:
-        return False
-
-
 def _repeats(option: StepOption, premises: Premises) -> str | None:
     """How the incident already shows the option as the step would set it, or None."""
     shown = premises.shown(option.key)
@@ -244,7 +229,7 @@ def _repeats(option: StepOption, premises: Premises) -> str | None:
     elif option.value is None:  # "set X" with no value: any value shown is set already
         repeated = option.how != "change"
     else:
-        repeated = _same_value(shown[1], option.value)
+        repeated = same_value(shown[1], option.value)
     if not repeated:
         return None
     return f"{shown[0]}={shown[1]}" if shown[1] else shown[0]
