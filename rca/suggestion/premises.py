@@ -30,7 +30,8 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
   :mod:`.cause_releases`;
 - the suggestion moves a setting that is not a package past a limit the message names, or
   uses a value it rules out ("max supported IR version: 9", "unsupported pickle protocol: 5",
-  bfloat16 below the compute capability it needs): :mod:`.named_limits`;
+  bfloat16 below the compute capability it needs): :mod:`.named_limits`; or moves a token
+  count, batch or file size past the bound the message states (:mod:`.size_moves`);
 - the suggestion strips a key prefix the checkpoint's keys shown already lack (or both sides
   carry), adds one they already carry, or loads non-strictly when every key shown differs by a
   prefix (:mod:`.prefix_shift`): :mod:`.key_prefix_sides`;
@@ -83,6 +84,8 @@ from rca.suggestion.restated_steps import (
 from rca.suggestion.shown_options import list_items, read_shown_options
 from rca.suggestion.shown_tensors import ShownTensor, read_shown_tensors
 from rca.suggestion.shown_values import same_value
+from rca.suggestion.size_limits import SizeBound, read_size_bounds
+from rca.suggestion.size_moves import size_harms
 from rca.suggestion.step_options import (
     NOT_LITERAL,
     StepOption,
@@ -137,6 +140,8 @@ class Premises:
     relative: StepRelative = StepRelative()
     #: The way the message advises moving an option (:mod:`.advised_ways`).
     advised: Mapping[str, str] = field(default_factory=dict)
+    #: Token counts, batches and file sizes the message bounds (:mod:`.size_limits`).
+    sizes: tuple[SizeBound, ...] = ()
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
@@ -168,6 +173,7 @@ class Premises:
             f"named limit: {limit.describe()}: never move it past that" for limit in self.limits
         ]
         lines += [f"ruled out: {ruled.why}: never use it" for ruled in self.ruled_out]
+        lines += [f"size limit: {size.describe()}: never move it past that" for size in self.sizes]
         for side, keys in (("checkpoint", self.keys.checkpoint), ("model", self.keys.model)):
             if keys:
                 lines.append(f"the {side}'s keys shown start like: {keys[0]}")
@@ -216,6 +222,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         read_shown_keys(texts),
         read_step_relative(texts, _code_texts(ctx), ctx.frames),
         advised_ways(texts),
+        read_size_bounds(texts, ctx.shape_diff, ctx.frames),
     )
 
 
@@ -296,6 +303,7 @@ def shown_harms(action: str, premises: Premises, answer: str | None = None) -> l
         *resize_violations(action, premises.facts),
         *premises.relative.harms(action, drivers=drivers, modules=modules),
         *moves_against_advice(action, premises.advised),
+        *(size_harms(action, premises.sizes, premises.advised) if answer is None else []),
     ]
 
 
