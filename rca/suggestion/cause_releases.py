@@ -161,7 +161,10 @@ class NamedCause:
     documented: bool = False
 
     def bad(self, version: tuple[int, ...]) -> bool:
-        """Whether ``version`` is on the named bad side."""
+        """Whether ``version`` is on the named bad side (never, for a cause with no release:
+        only a way is named, not where the installed release stands)."""
+        if not self.release:
+            return False
         if self.side == "from":
             return padded(version) >= padded(self.release)
         return padded(version) < padded(self.release)
@@ -169,6 +172,9 @@ class NamedCause:
     def describe(self) -> str:
         release = ".".join(map(str, self.release))
         side = f"{release} and later" if self.side == "from" else f"releases before {release}"
+        if not self.release:
+            side = "releases " + ("newer" if self.side == "from" else "older")
+            side += " than the installed one"
         return f"{self.package} {side} (the incident says: {self.phrase})"
 
 
@@ -254,7 +260,12 @@ def incident_causes(message: str, texts: Sequence[str]) -> tuple[NamedCause, ...
 
 
 def _lands_on(move: Move, cause: NamedCause) -> bool:
-    """Whether the move takes the package onto (or keeps it on) the cause's bad side."""
+    """Whether the move takes the package onto (or keeps it on) the cause's bad side; for a
+    cause that names a way but no release ("triton ... is too old"), whether its verb or kind
+    moves the package that way ("downgrade triton to 2.0")."""
+    if not cause.release:
+        way = "up" if move.kind in ("up", "floor") else "down" if move.kind == "down" else ""
+        return (move.way or way) == ("up" if cause.side == "from" else "down")
     if move.kind in ("up", "down"):
         return (move.kind == "up") == (cause.side == "from")
     if move.kind == "exact":

@@ -18,7 +18,7 @@ can mean for that incident.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.negated_clauses import turned_down
@@ -90,12 +90,16 @@ def package_name(name: str) -> str:
 @dataclass(frozen=True)
 class Move:
     """A package move an action makes: ``kind`` "up"/"down" (no version), "exact", "floor"
-    or "ceiling" (``inclusive`` for <=, "or lower"), at ``version``."""
+    or "ceiling" (``inclusive`` for <=, "or lower"), at ``version``. ``way`` is the way its
+    verb says it goes ("downgrade triton to 2.0": "down"; "" when the verb says none): an
+    exact release is below or above the installed one as the verb says even when the
+    incident shows no installed version to compare with."""
 
     package: str
     kind: str
     version: tuple[int, ...] = ()
     inclusive: bool = False
+    way: str = field(default="", compare=False)
 
 
 def _verb_move(verb: str, package: str, op: str, version: str, tail: str) -> Move:
@@ -160,6 +164,9 @@ def moves(action: str) -> list[Move]:
             groups.get("ver") or "",
             groups.get("tail") or "",
         )
+        lowered = verb.lower()
+        way = "down" if lowered in _DOWN_VERBS else "up" if lowered in _UP_VERBS else ""
+        move = replace(move, way=way)
         found.append((match.start(), match.end(), move))
     for match in _PIP_INSTALL.finditer(text):
         tokens = match.group("list").split()[:_MAX_LISTED]
@@ -189,7 +196,7 @@ def moves(action: str) -> list[Move]:
         kind = {"==": "exact", ">=": "floor", ">": "floor", "~=": "floor"}.get(op, "ceiling")
         move = Move(package, kind, parse_version(number), op == "<=")
         if at >= 0:
-            found[at] = (found[at][0], found[at][1], move)
+            found[at] = (found[at][0], found[at][1], replace(move, way=found[at][2].way))
         else:
             found.append((*match.span(), move))
     return [move for _, _, move in sorted(found, key=lambda f: f[0]) if move.kind != "none"]

@@ -73,6 +73,7 @@ from rca.suggestion.named_limits import (
     read_ruled_out_values,
 )
 from rca.suggestion.option_aliases import canonical
+from rca.suggestion.required_releases import with_required_causes
 from rca.suggestion.restated_steps import (
     MAX_SCAN,
     RESTATES_SHARE,
@@ -86,6 +87,7 @@ from rca.suggestion.shown_tensors import ShownTensor, read_shown_tensors
 from rca.suggestion.shown_values import same_value
 from rca.suggestion.size_limits import SizeBound, read_size_bounds
 from rca.suggestion.size_moves import size_harms
+from rca.suggestion.stated_needs import StatedNeeds, read_stated_needs
 from rca.suggestion.step_options import (
     NOT_LITERAL,
     StepOption,
@@ -142,6 +144,8 @@ class Premises:
     advised: Mapping[str, str] = field(default_factory=dict)
     #: Token counts, batches and file sizes the message bounds (:mod:`.size_limits`).
     sizes: tuple[SizeBound, ...] = ()
+    #: A CUDA build or a setting's value the message says the fix needs (:mod:`.stated_needs`).
+    needs: StatedNeeds = StatedNeeds()
 
     def shown(self, key: str) -> tuple[str, str] | None:
         """The option (name as shown, value) the incident shows set under a normalised
@@ -169,6 +173,7 @@ class Premises:
             for role, tensor in sorted(self.tensors.items())
             if tensor.describe()
         ] + self.relative.as_lines()
+        lines += self.needs.as_lines()
         lines += [
             f"named limit: {limit.describe()}: never move it past that" for limit in self.limits
         ]
@@ -207,6 +212,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         if option_key(name) not in shown.options:
             options[name] = value
     causes = incident_causes(message, _code_texts(ctx))  # the texts the version facts read
+    causes = with_required_causes(causes, message, _code_texts(ctx))  # and what they require
     tensors = read_shown_tensors(message, logs, ctx.shape_diff, ctx.inference_context)
     texts = [message, *logs]
     facts |= empty_tensor_facts(message, list(ctx.shape_diff)) | prefix_side_facts(message)
@@ -223,6 +229,7 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         read_step_relative(texts, _code_texts(ctx), ctx.frames),
         advised_ways(texts),
         read_size_bounds(texts, ctx.shape_diff, ctx.frames),
+        read_stated_needs(texts),
     )
 
 
@@ -303,6 +310,7 @@ def shown_harms(action: str, premises: Premises, answer: str | None = None) -> l
         *resize_violations(action, premises.facts),
         *premises.relative.harms(action, drivers=drivers, modules=modules),
         *moves_against_advice(action, premises.advised),
+        *premises.needs.harms(action),
         *(size_harms(action, premises.sizes, premises.advised) if answer is None else []),
     ]
 

@@ -39,6 +39,8 @@ from rca.suggestion import validation
 from rca.suggestion.prompts import render, untrusted
 from rca.suggestion.providers.draft import parse_answer
 from rca.suggestion.providers.wording import first_sentence, incident_specifics
+from rca.suggestion.required_releases import required_causes
+from rca.suggestion.stated_needs import read_stated_needs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,6 +63,8 @@ UNTRUSTED_TEXT_MODULES = [
     "rca.suggestion.premises",
     "rca.suggestion.platform_facts",
     "rca.suggestion.training_or_serving",
+    "rca.suggestion.build_variants",
+    "rca.suggestion.required_values",
     "rca.suggestion.providers.incident_view",
     "rca.suggestion.providers.wording",
     "rca.retrieval.frame_paths",
@@ -299,6 +303,9 @@ def _every_function(text: str) -> None:
     validation.named_dims(text)
     validation.code_locations(text)
     validation.urls_in(text)
+    needs = read_stated_needs([text, "a CUDA-enabled jaxlib is not installed"])
+    needs.harms(text)
+    required_causes(text, [text])
     validation.format_ok("Set " + text, "Because.")
     try:
         parse_answer(text)
