@@ -228,7 +228,9 @@ def read_premises(ctx: AnalysisContext) -> Premises:
         read_shown_keys(texts),
         read_step_relative(texts, _code_texts(ctx), ctx.frames),
         advised_ways(texts),
-        read_size_bounds(texts, ctx.shape_diff, ctx.frames),
+        read_size_bounds(
+            texts, ctx.shape_diff, ctx.frames, [e.failure_class for e in ctx.evidence[:1]]
+        ),
         read_stated_needs(texts),
     )
 

@@ -122,10 +122,27 @@ _CONTEXT = _i(
     rf" (?P<r>{_N}) tokens(?: \((?P<p>{_N}) in (?:the|your) (?:messages|prompt)[;,]"
     rf" (?P<c>{_N}) (?:in|for) the completion\))?"
 )
-#: OpenAI ``invalid_request_error`` on ``max_tokens``.
+#: Newer vLLM serving_engine wordings: the completion asked for and the prompt's tokens.
+_CONTEXT_REST = (
+    _i(
+        rf"is too large: (?P<c>{_N})\.\s*This model's maximum context length is (?P<n>{_N})"
+        rf" tokens and your request has (?P<p>{_N}) input tokens"
+    ),
+    _i(
+        rf"maximum context length is (?P<n>{_N}) tokens\.\s*However, you requested (?P<c>{_N})"
+        rf" output tokens and your prompt contains at least (?P<p>{_N}) input tokens"
+    ),
+)
+#: OpenAI ``invalid_request_error`` on ``max_tokens`` (``max_completion_tokens``).
 _COMPLETION = _i(
-    rf"max_tokens is too large: (?P<r>{_N})\.\s*This model supports at most (?P<n>{_N})"
-    r" completion tokens"
+    rf"max_(?:completion_)?tokens is too large: (?P<r>{_N})\.\s*This model supports at most"
+    rf" (?P<n>{_N}) completion tokens"
+)
+#: vLLM ``processor``: the prompt alone is longer than the server's max_model_len, which must
+#: then be raised to hold it (a minimum on the context setting).
+_PROMPT = _i(
+    rf"decoder prompt \(length (?P<r>{_N})\) is longer than the maximum model length of"
+    rf" (?P<n>{_N})"
 )
 #: TGI ``router/src/validation.rs``: ``MaxTotalTokens``, ``MaxNewTokens``.
 _TGI_TOTAL = _i(
@@ -192,6 +209,9 @@ _BATCH_EXCEEDS = _i(
 )
 #: A position embedding or its ids (BERT's ``position_embeddings``, GPT-2's ``wpe``).
 _POSITIONS = _i(r"\bposition_(?:embeddings?|ids)\b|\bwpe\b")
+#: The failure class (of the runbook retrieval ranks first) of an input longer than the
+#: model's positions (``rca/runbooks``' ``failure_class``).
+_TOO_LONG = "seq_too_long"
 #: onnx / protobuf.
 _PROTOBUF = _i(rf"exceeds maximum protobuf size of (?P<n>{_N}) ?(?P<unit>[KMG])B")
 
@@ -217,7 +237,15 @@ def _bounds(text: str) -> Iterator[SizeBound]:
         yield SizeBound("context", float(m.group("n")), float(m.group("r")), "model")
     for m in _CONTEXT.finditer(text):
         n, p, c = float(m.group("n")), _f(m, "p"), _f(m, "c")
-        yield SizeBound("completion", n - (p or 0), c, "request", unless="context")
+        asked = c if c is not None else float(m.group("r"))
+        yield SizeBound("completion", n - (p or 0), asked, "request", unless="context")
+    for pattern in _CONTEXT_REST:
+        for m in pattern.finditer(text):
+            n, p, c = float(m.group("n")), float(m.group("p")), float(m.group("c"))
+            yield SizeBound("completion", n - p, c, "request", unless="context")
+    for m in _PROMPT.finditer(text):
+        r, n = float(m.group("r")), float(m.group("n"))
+        yield SizeBound("context", r, n, "server", minimum=True)
     for m in _COMPLETION.finditer(text):
         yield SizeBound("completion", float(m.group("n")), float(m.group("r")), "model")
     for m in _TGI_TOTAL.finditer(text):
@@ -271,12 +299,15 @@ def _batch_bounds(text: str) -> Iterator[SizeBound]:
         yield SizeBound("batch", float(m.group("n")), float(m.group("r")), kind)
 
 
-def _position_bounds(shape_diff: Sequence[Any], frames: Sequence[Any]) -> Iterator[SizeBound]:
+def _position_bounds(
+    shape_diff: Sequence[Any], frames: Sequence[Any], classes: Sequence[str]
+) -> Iterator[SizeBound]:
     """A one-axis shape diff at position embeddings (the input's length against the trained
     positions: "size of tensor a (2545) must match the size of tensor b (512)" where the
-    failing line adds ``position_embeddings``, or a diff of that tensor): a model bound."""
+    failing line adds ``position_embeddings``, a diff of that tensor, or the failure's class
+    is a sequence longer than the model's: ``classes``): a model bound."""
     failing = str((frames[-1] or {}).get("context_line") or "") if frames else ""
-    at_positions = bool(_POSITIONS.search(failing[:_MAX_TEXT]))
+    at_positions = bool(_POSITIONS.search(failing[:_MAX_TEXT])) or _TOO_LONG in classes
     for diff in list(shape_diff)[:_MAX_FOUND]:
         tensor = str((diff or {}).get("tensor") or "")
         expected, actual = diff.get("expected") or [], diff.get("actual") or []
@@ -288,14 +319,18 @@ def _position_bounds(shape_diff: Sequence[Any], frames: Sequence[Any]) -> Iterat
 
 
 def read_size_bounds(
-    texts: Sequence[str], shape_diff: Sequence[Any] = (), frames: Sequence[Any] = ()
+    texts: Sequence[str],
+    shape_diff: Sequence[Any] = (),
+    frames: Sequence[Any] = (),
+    classes: Sequence[str] = (),
 ) -> tuple[SizeBound, ...]:
-    """The size bounds the message and log lines state (and a position-embedding shape diff
-    at the failing frame), each once, at most a dozen."""
+    """The size bounds the message and log lines state (and a position-embedding shape diff:
+    at the failing frame, or under a ``classes`` of sequences too long for the model), each
+    once, at most a dozen."""
     found: list[SizeBound] = []
     for text in list(texts)[:_MAX_TEXTS]:
         for bound in _bounds((text or "")[:_MAX_TEXT]):
             if bound not in found and bound.limit >= 0:
                 found.append(bound)
-    found += [b for b in _position_bounds(shape_diff, frames) if b not in found]
+    found += [b for b in _position_bounds(shape_diff, frames, classes) if b not in found]
     return tuple(found[:_MAX_FOUND])

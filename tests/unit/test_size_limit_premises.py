@@ -96,6 +96,7 @@ DEV = {
     "rb001": "vllm-max-model-len-kv-cache",
     "rj013": "vllm-max-model-len-kv-cache",
     "c047": TRUNCATE,
+    "c049": TRUNCATE,
     "rb037": "vllm-lora-config-limits",
     "c092": "vllm-no-memory-cache-blocks",
 }
@@ -135,6 +136,7 @@ HARMFUL = [
     ("rj013", "Increase the KV cache capacity by setting --max-model-len 120000."),
     ("c047", "Set max_position_embeddings=2545 in the BERT config."),
     ("c047", "Set tokenizer model_max_length to 4096."),
+    ("c049", "Set max_position_embeddings=1024 in the config."),
     ("rb037", "Lower max_lora_rank to 8."),
     ("rb037", "Restart the server with --max-lora-rank 16."),
     ("m-vllm-request", "Raise max_tokens to 8192."),
@@ -173,6 +175,7 @@ GUARD = [
     ("rj013", "Update the NVIDIA driver to the latest release."),
     ("c047", "Truncate inputs to model_max_length=512 with truncation=True."),
     ("c047", "Pass max_length=512 and truncation=True to the tokenizer."),
+    ("c049", "Set model.max_seq_length = 512."),
     ("rb037", "Start vLLM with --max-lora-rank 64."),
     ("c092", "Raise gpu_memory_utilization to 0.95."),
     ("m-vllm-request", "Set max_tokens to 3000 in the request."),
@@ -277,6 +280,25 @@ def _bounds(text: str) -> list[tuple[str, float, float | None, str, bool]]:
             ("lora_rank", 64, 16, "server", True),
         ),
         (ONNX_2GB, ("file_size", 2 * 2**30, None, "hard", False)),
+        (
+            "'max_tokens' or 'max_completion_tokens' is too large: 4000. This model's maximum"
+            " context length is 4096 tokens and your request has 1000 input tokens",
+            ("completion", 3096, 4000, "request", False),
+        ),
+        (
+            "This model's maximum context length is 4096 tokens. However, you requested 4000"
+            " output tokens and your prompt contains at least 1000 input tokens",
+            ("completion", 3096, 4000, "request", False),
+        ),
+        (
+            "The decoder prompt (length 9000) is longer than the maximum model length of 8192.",
+            ("context", 9000, 8192, "server", True),
+        ),
+        (
+            "model expected the shape of dimension 0 to be between 1 and 1 but received 32"
+            " for yolov5x6_tensorrt",
+            ("batch", 1, 32, "model", False),
+        ),
     ],
 )
 def test_each_tools_wording_is_read_as_a_bound_of_its_kind(text: str, bound: tuple[Any]) -> None:
@@ -303,6 +325,15 @@ def test_a_server_setting_may_be_raised_up_to_the_models_stated_maximum() -> Non
     assert size_harms("Start llama-server with -c 32768.", bounds) == []
     assert size_harms("Raise n_ctx.", bounds) == []
     assert size_harms("Set n_ctx to 262144.", bounds)
+
+
+def test_a_prompt_longer_than_the_servers_length_rules_out_lowering_it() -> None:
+    bounds = read_size_bounds(
+        ["The decoder prompt (length 9000) is longer than the maximum model length of 8192."]
+    )
+    assert size_harms("Set --max-model-len 16384.", bounds) == []
+    assert size_harms("Lower --max-model-len to 4096.", bounds)
+    assert size_harms("Reduce max_model_len.", bounds)
 
 
 def test_what_the_answer_reports_keeps_or_turns_down_is_no_move() -> None:
