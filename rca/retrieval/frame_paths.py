@@ -11,13 +11,17 @@ own code, the file's basename (``train.py``). :func:`evidence_path` keeps exactl
 reader of frame file names as words (the step ranker's words, the incident's frameworks)
 goes through it. The same holds for paths a message or log line prints (a ``docker run -v``
 host directory, a checkpoint's folder): :func:`evidence_text` reduces each the same way.
+One kind of printed path is a library's own, whatever its directories: a C, C++ or CUDA
+source file that a compiled library's logger names (``tensorflow/core/.../bfc_allocator.cc``);
+:func:`compiled_sources` finds them for the readers of whose code ran (the incident's
+frameworks), while the retrieval text still keeps only their file names.
 """
 
 from __future__ import annotations
 
 from ingest.linear_regex import compile as linear
 
-__all__ = ["evidence_path", "evidence_text"]
+__all__ = ["compiled_sources", "evidence_path", "evidence_text"]
 
 #: Directories that hold installed packages (pip, distro Python).
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
@@ -80,3 +84,21 @@ def evidence_text(text: str) -> str:
     library file (``/usr/local/cuda/lib64/libcudnn.so.8`` -> ``libcudnn.so.8``) and an
     installed package's tree still do. URLs stay as they are."""
     return _PATH_TOKEN.sub(lambda match: _reduced(match.group(0)), text)
+
+
+#: The file name ends of C, C++ and CUDA sources and headers.
+_COMPILED = linear(r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hh|hpp|hxx|inl)$", ignore_case=True)
+
+
+def compiled_sources(text: str) -> list[str]:
+    """The C, C++ and CUDA source paths ``text`` prints (``/`` separated), as a compiled
+    library's logger names its own code: ``W tensorflow/core/common_runtime/bfc_allocator.cc``,
+    ``../c10/cuda/CUDACachingAllocator.cpp``, ``/onnxruntime_src/onnxruntime/core/session/x.cc``.
+    Their directories are the library's source tree, not the user's folders (a user's own
+    code in a log line is a Python script), so they may tell whose code ran; URLs and paths
+    of any other file are left out."""
+    return [
+        token.replace("\\", "/")
+        for match in _PATH_TOKEN.finditer(text)
+        if "://" not in (token := match.group(0)) and _COMPILED.search(token)
+    ]

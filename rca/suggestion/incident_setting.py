@@ -30,7 +30,7 @@ from typing import Any
 
 from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
-from rca.retrieval.frame_paths import evidence_path, evidence_text
+from rca.retrieval.frame_paths import compiled_sources, evidence_path, evidence_text
 
 __all__ = [
     "IncidentSetting",
@@ -260,6 +260,21 @@ def _error_type_frameworks(error_type: str) -> set[str]:
     return found | {PACKAGES[w.lower()] for w in words if len(w) > 2 and w.lower() in PACKAGES}
 
 
+def _source_frameworks(texts: Iterable[str]) -> set[str]:
+    """Frameworks whose own C, C++ or CUDA source a message or log line names
+    (``I tensorflow/core/platform/cpu_feature_guard.cc:182]``,
+    ``/onnxruntime_src/onnxruntime/core/session/inference_session.cc``): a package among
+    the directories of such a file is the library's tree
+    (:func:`~rca.retrieval.frame_paths.compiled_sources`)."""
+    return {
+        PACKAGES[part]
+        for text in texts
+        for path in compiled_sources(text[:_MAX_TEXT])
+        for part in path.split("/")[:-1]
+        if part in PACKAGES
+    }
+
+
 def read_setting(
     error_type: str,
     message: str,
@@ -280,9 +295,11 @@ def read_setting(
         )
         for frame in frames
     ]
-    # A path's directories are the user's ("-v /data/Triton/repo"): read as frames' are.
+    # A path's directories are the user's ("-v /data/Triton/repo"): read as frames' are,
+    # but for a compiled library's own source file, whose directories are its package's.
     texts = [evidence_text(text) for text in (message, *logs)]
     frameworks = frameworks_in([error_type, *texts, *frame_texts])
+    frameworks |= _source_frameworks((message, *logs))
     frameworks |= _error_type_frameworks(error_type)
     declared = str((inference_context or {}).get("framework") or "").strip().lower()
     if declared in _CONTEXT_NAMES:

@@ -9,10 +9,12 @@ import pytest
 
 from ingest.parsing.frames import make_frame
 from ingest.parsing.logs import parse_logs
-from rca.retrieval.frame_paths import evidence_path, evidence_text
+from rca.evaluation.suite import realworld_dev_cases
+from rca.retrieval.frame_paths import compiled_sources, evidence_path, evidence_text
 from rca.suggestion.context import AnalysisContext
 from rca.suggestion.incident_setting import read_setting
 from rca.suggestion.providers.incident_view import evidence_words, read_incident
+from tests.support.linear_time import assert_linear
 
 
 @pytest.mark.parametrize(
@@ -158,3 +160,61 @@ def test_a_framework_is_not_read_from_a_users_folder_in_a_log_line() -> None:
     # the options a launch command sets are still read from the line as written
     options = read_setting("RuntimeError", "boom", logs=users_folder).options_set
     assert options.get("lr") == "3e-4"
+
+
+#: A compiled library's logger names its own source file, relative to its build tree or
+#: under the directory it was built in: the path is the library's, whatever its folders.
+_LIBRARY_SOURCE_LINES = [
+    (
+        "2023-08-01 10:00:00.123456: I tensorflow/core/platform/cpu_feature_guard.cc:182] This"
+        " TensorFlow binary is optimized to use available CPU instructions",
+        "tensorflow",
+    ),
+    (
+        "2023-05-02 09:14:03.512: W tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc:"
+        "231] Falling back to the CUDA driver for PTX compilation",
+        "tensorflow",
+    ),
+    (
+        "[W CUDAGuardImpl.h:46] Warning: CUDA warning: out of memory (Triggered internally at"
+        " ../c10/cuda/CUDAGuardImpl.h:46 and ../torch/csrc/utils/tensor_numpy.cpp:84)",
+        "pytorch",
+    ),
+    (
+        "Non-zero status code returned while running Conv node. File"
+        " /onnxruntime_src/onnxruntime/core/providers/cuda/cuda_call.cc line=121",
+        "onnxruntime",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "framework"), _LIBRARY_SOURCE_LINES)
+def test_a_framework_is_read_from_its_own_source_file_in_a_log_line(
+    line: str, framework: str
+) -> None:
+    assert read_setting("none (error log)", "failed", logs=[line]).frameworks == {framework}
+    assert read_setting("none (error log)", line).frameworks == {framework}
+    # The retrieval text still keeps only the file's name.
+    assert "/" not in evidence_text(line).replace("../", "")
+
+
+def test_a_tf_trt_log_message_names_tensorflow() -> None:
+    """rai018 (dev): TF-TRT's converter logs from TensorFlow's tree."""
+    case = next(case for case in realworld_dev_cases() if case["id"] == "rai018")
+    setting = read_setting(case["exception_type"], case["message"], logs=case["logs"])
+    assert "tensorflow" in setting.frameworks
+
+
+def test_a_users_compiled_extension_in_a_python_folder_names_no_framework() -> None:
+    """Only a C, C++ or CUDA source file's folders are read, and only a package's name
+    among them: a user's script or data under a folder named after a framework says nothing."""
+    lines = [
+        "python /home/me/jax/experiments/train.py --lr 3e-4",
+        "saved to /data/torch/runs/exp3/weights/last.pt",
+        "compiling /home/me/projects/fused_ops/csrc/fused_kernel.cu",
+    ]
+    assert read_setting("RuntimeError", "boom", logs=lines).frameworks == frozenset()
+
+
+def test_reading_compiled_sources_is_linear() -> None:
+    assert_linear(lambda n: compiled_sources("a/b_" * n + ".cc " + "torch/x.cu/" * n))
