@@ -307,11 +307,15 @@ def _position_bounds(
     failing line adds ``position_embeddings``, a diff of that tensor, or the failure's class
     is a sequence longer than the model's: ``classes``): a model bound."""
     failing = str((frames[-1] or {}).get("context_line") or "") if frames else ""
-    at_positions = bool(_POSITIONS.search(failing[:_MAX_TEXT])) or _TOO_LONG in classes
+    at_positions = bool(_POSITIONS.search(failing[:_MAX_TEXT]))
     for diff in list(shape_diff)[:_MAX_FOUND]:
         tensor = str((diff or {}).get("tensor") or "")
         expected, actual = diff.get("expected") or [], diff.get("actual") or []
-        if not (at_positions or _POSITIONS.search(tensor)) or len(expected) != 1:
+        # Under the class alone, only a broadcast of two tensors (the input's length against
+        # the stored positions), not a length the message names as a setting ("`max_length`
+        # is set to 4096", which the user may raise).
+        broadcast = _TOO_LONG in classes and diff.get("op") == "broadcast"
+        if not (at_positions or broadcast or _POSITIONS.search(tensor)) or len(expected) != 1:
             continue
         want, got = expected[0], actual[0] if len(actual) == 1 else None
         if isinstance(want, int) and isinstance(got, int) and got > want:

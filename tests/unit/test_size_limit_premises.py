@@ -205,6 +205,7 @@ GUARD = [
     ("m-vllm-batched", "Set --max-model-len 2048."),
     ("m-vllm-batched", "Enable chunked prefill with --enable-chunked-prefill."),
     ("m-hf-maxlen", "Set max_new_tokens=256 instead of max_length."),
+    ("m-hf-maxlen", "Set max_length=4500 and truncation=False."),
     ("m-tgi-prefill", "Set --max-batch-prefill-tokens 8192."),
     ("m-tgi-prefill", "Lower --max-input-tokens to 4000."),
     ("m-trt-llm-batch", "Rebuild the engine with --max_batch_size 64."),
@@ -325,6 +326,12 @@ def test_a_server_setting_may_be_raised_up_to_the_models_stated_maximum() -> Non
     assert size_harms("Start llama-server with -c 32768.", bounds) == []
     assert size_harms("Raise n_ctx.", bounds) == []
     assert size_harms("Set n_ctx to 262144.", bounds)
+
+
+def test_a_length_the_message_advises_raising_is_no_model_bound() -> None:
+    """transformers' "`max_length` is set to 4096 ... consider increasing `max_length`" is a
+    setting, not the model's positions, even under a sequence-too-long runbook."""
+    assert _verdict("m-hf-maxlen", "Increase max_length to 5000.").premises_ok
 
 
 def test_a_prompt_longer_than_the_servers_length_rules_out_lowering_it() -> None:
