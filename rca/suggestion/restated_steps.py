@@ -26,6 +26,7 @@ from ingest.linear_regex import compile as linear
 from rca.corpus.step_metadata import StepMetadata
 from rca.suggestion.driver_targets import driver_targets
 from rca.suggestion.incident_facts import terms
+from rca.suggestion.incident_setting import setting_of
 from rca.suggestion.key_prefix_sides import moves_a_prefix, prefix_moves
 from rca.suggestion.module_names import ShownModules, module_names_to_use
 from rca.suggestion.negated_clauses import said_parts
@@ -41,6 +42,7 @@ __all__ = [
     "RESTATES_MAIN_SHARE",
     "RESTATES_SHARE",
     "OwnKinds",
+    "code_words",
     "main_clause",
     "own_kinds",
     "restated",
@@ -68,6 +70,9 @@ _CLAUSE_END = linear(
     ignore_case=True,
 )
 _BOLD = linear(r"\*\*(?P<action>.+?)\*\*", dotall=True)
+#: A word as code writes it (a dotted name counts as one); at most :data:`_MAX_WORDS` read.
+_WORD = linear(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_MAX_WORDS = 400
 
 
 class _Answer(Protocol):
@@ -116,29 +121,76 @@ def main_clause(action: str) -> str:
 
 def restated(draft: _Answer, ctx: AnalysisContext) -> tuple[StepMetadata, str] | None:
     """The metadata and the wording (values filled) of the step that the draft restates."""
-    action = set(terms((draft.action or "")[:MAX_SCAN]))
+    text = (draft.action or "")[:MAX_SCAN]
+    action, code = set(terms(text)), code_words(text)
     values = incident_values(ctx)  # a step naming {package} is restated with its value
+    frameworks = setting_of(ctx).frameworks  # as fill_values chooses a step's wording
     best: tuple[tuple[float, int], StepMetadata, str] | None = None
     for item in ctx.evidence:
         if item.kind != "runbook" or item.slug != (draft.runbook or "").strip():
             continue
         for position, step in enumerate(item.remediation):
+            wordings = [(names, fill_values(w, values)) for names, w in step_wordings(step)]
+            covers = [_cover(filled, action) for _, filled in wordings]
+            cover = max((c for c in covers if c is not None), default=None)
+            if cover is None or (best is not None and cover <= best[0]):
+                continue
+            names, filled = _wording_said(wordings, code, frameworks)
             meta = item.step_metadata(position)
-            # Each wording is its own premise: a step's PyTorch wording restated for a
-            # TensorFlow incident is contradicted even when the step has a TensorFlow variant.
-            for names, wording in step_wordings(step):
-                filled = fill_values(wording, values)
-                words = set(terms(step_action(filled)))
-                if not words:
-                    continue
-                share = len(words & action) / len(words)
-                cover = (share, len(words & action))
-                if share < RESTATES_SHARE or not _does(step_action(filled), action):
-                    continue
-                if best is None or cover > best[0]:
-                    api = names or meta.api
-                    best = (cover, replace(meta, api=api, variants=()), filled)
+            best = (cover, replace(meta, api=names or meta.api, variants=()), filled)
     return (best[1], best[2]) if best else None
+
+
+def _cover(filled: str, action: set[str]) -> tuple[float, int] | None:
+    """How much of a step wording's action ``action`` holds (share, count); None when it
+    does not restate it (too few of its words, or not its main clause)."""
+    words = set(terms(step_action(filled)))
+    if not words:
+        return None
+    share = len(words & action) / len(words)
+    if share < RESTATES_SHARE or not _does(step_action(filled), action):
+        return None
+    return share, len(words & action)
+
+
+def _wording_said(
+    wordings: list[tuple[tuple[str, ...], str]], code: set[str], frameworks: frozenset[str]
+) -> tuple[tuple[str, ...], str]:
+    """Which wording of a restated step the answer gives: the one whose code names (API
+    calls, classes, options) it says most, else the incident's framework's (the first
+    variant for one of them, else the step's own: :func:`.step_values.choose_variant`).
+
+    Each wording is its own premise: "Train in mixed precision (`torch.autocast`)" for a
+    TensorFlow incident restates the PyTorch wording even when the step has a TensorFlow
+    variant. Plain words shared with another framework's variant ("compute the loss from
+    logits") say no API, so "... with BCEWithLogitsLoss on logits" is not read as the
+    variant worded with ``from_logits=True``."""
+    own = next((i for i, (names, _) in enumerate(wordings) if frameworks & set(names)), 0)
+    said = [len(code & code_words(filled)) for _, filled in wordings]
+    chosen = max(range(len(wordings)), key=lambda i: (said[i], i == own))
+    return wordings[chosen]
+
+
+def code_words(text: str) -> set[str]:
+    """The words of ``text`` written as code, not English, lower-cased: with ``_`` inside
+    (``from_logits``), a capital after a small letter (``BCEWithLogitsLoss``), or a dotted
+    name with each of its parts (``nn.BCEWithLogitsLoss`` also says ``nn`` and
+    ``bcewithlogitsloss``, as a step writing ``torch.nn.BCEWithLogitsLoss`` does; "e.g." is
+    no name): the names that say which API an answer or a step is in."""
+    found: set[str] = set()
+    for _, match in zip(range(_MAX_WORDS), _WORD.finditer(text[:MAX_SCAN]), strict=False):
+        word = match.group(0).strip("_")
+        parts = [part for part in word.split(".") if len(part) > 1]
+        if "." in word and parts:
+            found |= {word.lower(), *(part.lower() for part in parts)}
+        elif "_" in word or _camel(word):
+            found.add(word.lower())
+    return found
+
+
+def _camel(word: str) -> bool:
+    """Whether a capital follows a small letter in ``word`` (``BCEWithLogitsLoss``)."""
+    return any(a.islower() and b.isupper() for a, b in zip(word, word[1:], strict=False))
 
 
 def _does(action: str, said: set[str]) -> bool:
