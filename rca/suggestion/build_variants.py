@@ -29,6 +29,7 @@ _PKG = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
 _MAX_TEXT = 4000
 _MAX_TEXTS = 40
 _MAX_SPAN = 200
+_MAX_WORDS = 40
 _DEVICE = r"(?:CUDA|GPU|cuda|gpu)"
 #: Lines saying the installed build of a package lacks CUDA.
 _NEEDS_CUDA = (
@@ -38,15 +39,27 @@ _NEEDS_CUDA = (
         rf"[`'\"]?(?P<pkg>{_PKG})[`'\"]? (?:is not|isn't|was not|wasn't) installed",
         ignore_case=True,
     ),
-    # "Torch not compiled with CUDA enabled", "tensorflow was not built with CUDA support".
+    # "Torch not compiled with CUDA enabled", "tensorflow was not built with CUDA support",
+    # "jaxlib was built without CUDA".
     linear(
-        rf"\b[`'\"]?(?P<pkg>{_PKG})[`'\"]? (?:is |was )?not (?:compiled|built) with "
-        rf"{_DEVICE}\b",
+        rf"\b[`'\"]?(?P<pkg>{_PKG})[`'\"]? (?:is |was )?(?:not (?:compiled|built) with|"
+        rf"(?:compiled|built) without) {_DEVICE}\b",
+        ignore_case=True,
+    ),
+    # "the installed jaxlib is a CPU-only build", "a CPU-only version of torch is installed".
+    linear(
+        rf"\b[`'\"]?(?P<pkg>{_PKG})[`'\"]? (?:is|was) (?:a |the )?CPU[- ]only\b"
+        rf"|\bCPU[- ]only (?:build|version|wheel|release) of [`'\"]?(?P<pkg2>{_PKG})",
         ignore_case=True,
     ),
 )
-#: An install verb: what follows it (to the end of its clause) is what the answer installs.
-_INSTALL = linear(r"\b(?:re)?install\b|\bswitch(?:ing)? to\b|\buse\b|\badd\b", ignore_case=True)
+#: An install verb: what follows it (to the end of its clause) is what the answer installs
+#: (``pip``: a bare name after "install" is a package, not a word of prose).
+_INSTALL = linear(
+    r"\b(?P<pip>(?:re)?install)\b|\bswitch(?:ing)? to\b|\buse\b|\badd\b", ignore_case=True
+)
+#: Words that ask for a device build, so a bare package name beside them is not its default.
+_DEVICE_WORDS = linear(r"\b(?:cuda\w*|gpu|rocm|tpu|cu\d+)\b|\[", ignore_case=True)
 #: Where what an install verb installs ends: a removal, a contrast, the clause's end.
 _SPAN_END = linear(
     r"\b(?:instead of|rather than|in place of|replac\w*|uninstall\w*|remov\w*|not|then)\b|[;\n]"
@@ -67,16 +80,24 @@ def _name(name: str) -> str:
 
 
 @functools.cache
-def _families() -> dict[str, str]:
-    """Each name of :data:`DATA` -> the package's first name."""
+def _table() -> tuple[dict[str, str], frozenset[str]]:
+    """Each name of :data:`DATA` -> the package's first name; the names whose bare install
+    is the CPU-only build (``bare = "cpu"``)."""
     with DATA.open("rb") as handle:
         table = tomllib.load(handle)
     families: dict[str, str] = {}
+    bare: set[str] = set()
     for row in table.get("package", []):
         names = [_name(str(name)) for name in row.get("names", [])]
         for name in names:
             families.setdefault(name, names[0])
-    return families
+        if row.get("bare") == "cpu":
+            bare.update(names)
+    return families, frozenset(bare)
+
+
+def _families() -> dict[str, str]:
+    return _table()[0]
 
 
 def package_family(name: str) -> str:
@@ -90,25 +111,38 @@ def cuda_builds_needed(texts: Sequence[str]) -> dict[str, str]:
     for text in list(texts)[:_MAX_TEXTS]:
         for pattern in _NEEDS_CUDA:
             for match in pattern.finditer((text or "")[:_MAX_TEXT]):
-                family = package_family(match.group("pkg"))
+                groups = match.groupdict()
+                family = package_family(groups.get("pkg") or groups.get("pkg2") or "")
                 if family:
                     needed.setdefault(family, match.group(0)[:120])
     return needed
 
 
-def _installed_spans(part: str) -> list[str]:
-    """The words after each install verb of ``part``, up to a removal or the clause's end."""
+def _installed_spans(part: str) -> list[tuple[str, bool]]:
+    """The words after each install verb of ``part``, up to a removal or the clause's end,
+    and whether the verb is "install" itself."""
     spans = []
     for match in _INSTALL.finditer(part):
         span = part[match.end() : match.end() + _MAX_SPAN]
         end = _SPAN_END.search(span)
-        spans.append(span[: end.start()] if end else span)
+        spans.append((span[: end.start()] if end else span, bool(match.groupdict().get("pip"))))
     return spans
 
 
-def _cpu_builds(span: str) -> list[tuple[str, str]]:
-    """(package, spelling) of each CPU-only build ``span`` names."""
-    found: list[tuple[str, str]] = []
+def _bare_builds(span: str) -> list[tuple[str, str]]:
+    """(package, name) of each package ``span`` installs by its bare name when that is its
+    CPU-only build (JAX: ``pip install -U jax``), with no device build asked for beside it."""
+    if _DEVICE_WORDS.search(span):
+        return []
+    bare = _table()[1]
+    words = (_name(word.strip(",:()")) for word in span.split()[:_MAX_WORDS])
+    return [(package_family(word), word) for word in words if word in bare]
+
+
+def _cpu_builds(span: str, install: bool) -> list[tuple[str, str]]:
+    """(package, spelling) of each CPU-only build ``span`` names (``install``: after
+    "install", where a bare name is the package's default build)."""
+    found: list[tuple[str, str]] = _bare_builds(span) if install else []
     for match in _CPU_BUILDS[0].finditer(span):
         extras = {_name(e) for e in match.group("extras").split(",")}
         if "cpu" in extras:
@@ -132,18 +166,16 @@ def cpu_build_harms(action: str, needed: dict[str, str]) -> list[str]:
     CUDA build (empty: it does not)."""
     if not needed:
         return []
-    reasons: list[str] = []
+    reasons: dict[str, str] = {}  # one per package
     text = (action or "")[:_MAX_TEXT]
     for start, end in turned_down(text):  # "don't install jax[cpu]" installs nothing
         text = text[:start] + " " * (end - start) + text[end:]
     for line in text.split(";"):
-        for span in _installed_spans(line):
-            for family, spelling in _cpu_builds(span):
-                if family in needed:
-                    reason = (
+        for span, install in _installed_spans(line):
+            for family, spelling in _cpu_builds(span, install):
+                if family in needed and family not in reasons:
+                    reasons[family] = (
                         f"the message says {needed[family]!r}: {spelling} installs the CPU-only"
                         f" build of {family}; install its CUDA build"
                     )
-                    if reason not in reasons:
-                        reasons.append(reason)
-    return reasons
+    return list(reasons.values())

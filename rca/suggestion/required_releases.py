@@ -32,6 +32,8 @@ __all__ = ["required_causes", "with_required_causes"]
 #: The parts of a runtime's version a build check compares (cuDNN's: major and minor).
 _RUNTIME_PARTS = 2
 _MAX_PHRASE = 120
+#: How :mod:`.version_pairs` words the target of a package the text calls too new.
+_TOO_NEW = "a release older than"
 
 
 def _next(version: tuple[int, ...]) -> tuple[int, ...]:
@@ -39,8 +41,12 @@ def _next(version: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _change_cause(change: VersionChange) -> NamedCause | None:
-    """The side a version change rules out: below a floor (or the version installed, for an
-    upgrade with no number: "too old"), from past a ceiling (or past the version installed)."""
+    """The side a version change rules out. An upgrade: every release below the one
+    installed (moving further down), or below the floor when none is shown ("jaxlib==0.3.25"
+    beside a matching older jax stays allowed; "downgrade jaxlib to 0.3.15" does not). A
+    downgrade: past a ceiling the text states, or past the installed release the text calls
+    too new; not a pin against another package ("torchvision 0.15.2 requires torch==2.0.1"):
+    moving that other package up with it is a fix too."""
     package = package_name(change.package)
     if not package or package in NOT_PACKAGES or package[0].isdigit():
         return None
@@ -51,13 +57,13 @@ def _change_cause(change: VersionChange) -> NamedCause | None:
     shown = f"{change.installed} installed; " if change.installed else ""
     phrase = f"{change.package}: {shown}{change.direction} to {target}"[:_MAX_PHRASE]
     if change.direction == "upgrade":
-        release = number if op in (">=", ">", "==") and number else installed
-        if op == ">" and number:
-            release = _next(number)
+        release = installed or (number if op in (">=", "==") else _next(number))
         return NamedCause(package, release, "below", phrase)
-    if change.direction == "downgrade":
-        if op in ("<", "<=", "==") and number:
-            return NamedCause(package, _next(number) if op == "<=" else number, "from", phrase)
+    if change.direction != "downgrade":
+        return None
+    if op in ("<", "<=") and number:
+        return NamedCause(package, number if op == "<" else _next(number), "from", phrase)
+    if target.startswith(_TOO_NEW):
         return NamedCause(package, _next(installed), "from", phrase)
     return None
 

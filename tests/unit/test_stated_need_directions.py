@@ -55,6 +55,7 @@ _FORK_SLUG = "cuda-fork-subprocess-reinit"
         (_CUDNN, _CUDNN_SLUG, "Install cuDNN 7.0."),
         (_JAX_CPU, _JAX_CPU_SLUG, "Install jax[cpu]."),
         (_JAX_CPU, _JAX_CPU_SLUG, 'pip install --upgrade "jax[cpu]" to get a working jaxlib'),
+        (_JAX_CPU, _JAX_CPU_SLUG, "pip install --upgrade jax jaxlib"),  # JAX's CPU-only install
         (_FORK, _FORK_SLUG, "Call multiprocessing.set_start_method('fork', force=True) first."),
         (_FORK, _FORK_SLUG, "Use the 'fork' start method."),
     ],
@@ -73,6 +74,7 @@ def test_a_move_against_what_the_message_says_is_needed_is_a_harm(
         (_JAXLIB, _JAXLIB_SLUG, "Don't downgrade jaxlib; upgrade it."),
         (_JAXLIB, _JAXLIB_SLUG, "Install jaxlib>=0.4.6 so it satisfies the installed jax."),
         (_JAXLIB, _JAXLIB_SLUG, 'Upgrade jaxlib with pip install --upgrade "jax[cpu]".'),
+        (_JAXLIB, _JAXLIB_SLUG, "Pin a matching pair: pip install jax==0.3.25 jaxlib==0.3.25"),
         (_TRITON, _TRITON_SLUG, "Upgrade triton with pip install -U triton."),
         (_TRITON, _TRITON_SLUG, "Upgrade triton to 3.2."),
         (_TRITON, _TRITON_SLUG, "Do not downgrade triton; install the latest triton."),
@@ -114,6 +116,12 @@ _TORCH_CUDNN = (
     " found runtime version (8, 4, 1)."
 )
 _TORCH_CPU = "AssertionError: Torch not compiled with CUDA enabled"
+_JAXLIB_CPU_ONLY = "RuntimeError: the installed jaxlib is a CPU-only build; no GPU backend."
+_PIN = (
+    "ERROR: pip's dependency resolver does not currently take into account all the packages"
+    " that are installed. torchvision 0.15.2 requires torch==2.0.1, but you have torch 2.1.0"
+    " which is incompatible."
+)
 _NCCL = "ValueError: To run on several GPUs you must use the 'nccl' backend."
 
 
@@ -131,6 +139,10 @@ _NCCL = "ValueError: To run on several GPUs you must use the 'nccl' backend."
         (_TORCH_CPU, "conda install pytorch cpuonly -c pytorch", True),
         (_TORCH_CPU, "pip install torch==2.3.0+cpu", True),
         (_TORCH_CPU, "pip install torch --index-url https://download.pytorch.org/whl/cu121", False),
+        (_JAXLIB_CPU_ONLY, 'pip install -U "jax[cpu]"', True),
+        (_JAXLIB_CPU_ONLY, 'pip install -U "jax[cuda12]"', False),
+        (_PIN, "pip install -U torch torchvision", False),  # the owner moves up with it
+        (_PIN, "Upgrade torchvision to 0.16.0.", False),
         (_NCCL, "Pass backend='gloo' to init_process_group.", True),
         (_NCCL, "Pass backend='nccl' to init_process_group.", False),
     ],
