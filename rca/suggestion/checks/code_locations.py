@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ingest.linear_regex import compile as linear
 from ingest.parsing.frames import Frame
 from rca.suggestion.checks import MAX_SCAN_CHARS
 
@@ -17,13 +18,22 @@ _FILE_REF = re.compile(
 )
 _FILE_SUFFIX = re.compile(rf"\.(?:{_EXTENSIONS})$")
 _NAME = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
-# "function foo", "method Foo.bar", "def foo": always meant as a place in the code.
-_CUED_BY_KIND = re.compile(rf"\b(?:function|method|frame|def)\s+`?(?P<name>{_NAME})(?:\(\))?`?")
-# "in foo.bar", "inside train_step()": a location unless it is a library API.
+# "function `foo`", "method Foo.bar", "def foo": a place in the code when the name is written
+# as code (:func:`_marked`); "the spawn start method avoids it" names no function.
+_CUED_BY_KIND = re.compile(
+    rf"\b(?P<cue>function|method|frame|def)\s+(?P<tick>`?)(?P<name>{_NAME}(?:\(\))?)`?"
+)
+# "in `foo.bar`", "inside train_step()": a location unless it is a library API or code.
 _CUED_BY_PLACE = re.compile(
-    rf"\b(?:in|inside|within|at)\s+(?:the\s+)?`?(?P<name>{_NAME}\(\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)`?"
+    rf"\b(?:in|inside|within|at)\s+(?:the\s+)?(?P<tick>`?)"
+    rf"(?P<name>{_NAME}\(\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)`?"
 )
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
+#: The ``in`` of a Python loop over several targets, written without backticks
+#: ("for k, v in sd.items()"): code, not prose placing something. RE2 over the 80
+#: characters before the cue.
+_FOR_TARGETS = linear(r"\bfor\s+[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+\s*$")
+_OPENERS = {"{": "}", "[": "]"}
 #: Roots of names that are library APIs or everyday variables, not places in the user's code.
 _API_ROOTS_TEXT = """
     torch nn F tf keras np numpy jax jnp transformers peft accelerate vllm onnx onnxruntime
@@ -36,12 +46,47 @@ _API_ROOTS_TEXT = """
 _API_ROOTS = frozenset(_API_ROOTS_TEXT.split())
 
 
+def _marked(match: re.Match[str]) -> bool:
+    """Whether a cued name is written as code, the marks a place in the user's code has:
+    backticked, call-shaped (``train_step()``), after ``def``, or, after "function" /
+    "method" / "frame", shaped as an identifier (dotted, ``_``, a digit, an inner capital).
+    After "in" an unmarked dotted name is prose ("in e.g. the loader", "in requirements.txt"):
+    the file names that count are those :data:`_FILE_REF` reads."""
+    name = match.group("name")
+    if match.group("tick") or name.endswith("()"):
+        return True
+    if "cue" not in match.re.groupindex:
+        return False
+    if match.group("cue") == "def":
+        return True
+    return "." in name or "_" in name or any(c.isdigit() or c.isupper() for c in name[1:])
+
+
+def _bracketed(text: str) -> list[tuple[int, int]]:
+    """Spans of ``{...}`` and ``[...]`` outside backticks: inline code such as a dict
+    comprehension, never prose. Nesting is followed; an unclosed opener spans nothing."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[str, int]] = []
+    for at, char in enumerate(text):
+        if char in _OPENERS:
+            stack.append((_OPENERS[char], at))
+        elif stack and char == stack[-1][0]:
+            _, start = stack.pop()
+            if not stack:
+                spans.append((start, at + 1))
+        elif char in "}]":
+            stack.clear()
+    return spans
+
+
 def code_locations(text: str) -> list[str]:
     """The code locations a suggestion names, in order of appearance, without duplicates.
 
     Files (``model.py``, ``src/model.py:123``, ``model.py:forward``) always count; function
     and dotted names count when the text places something in them ("in ``train_step()``",
-    "function ``forward``") and they are not an API of a known library (``torch.no_grad()``).
+    "function ``forward``"), they are written as code (:func:`_marked`), not inside inline
+    code (backticks, brackets, a loop's ``for k, v in``) and not an API of a known library
+    (``torch.no_grad()``).
     """
     if not isinstance(text, str):
         return []
@@ -49,14 +94,18 @@ def code_locations(text: str) -> list[str]:
     found: list[tuple[int, str]] = []
     for match in _FILE_REF.finditer(text):
         found.append((match.start(), match.group(0)))
-    code_spans = [m.span() for m in _CODE_SPAN.finditer(text)]
+    code_spans = [m.span() for m in _CODE_SPAN.finditer(text)] + _bracketed(text)
     for pattern in (_CUED_BY_KIND, _CUED_BY_PLACE):
         for match in pattern.finditer(text):
             if any(start <= match.start() < end for start, end in code_spans):
-                continue  # "for k, v in sd.items()" is code, not prose placing something
+                continue  # "`for k, v in sd.items()`", "{k: v for k, v in sd.items()}"
+            if _FOR_TARGETS.search(text[max(match.start() - 80, 0) : match.start()]):
+                continue  # "for k, v in sd.items()" unmarked: a loop, not a place
             name = match.group("name")
             bare = name.removesuffix("()")
             if _FILE_SUFFIX.search(bare) or bare.split(".")[0] in _API_ROOTS:
+                continue
+            if not _marked(match):
                 continue
             found.append((match.start("name"), name))
     locations: list[str] = []
