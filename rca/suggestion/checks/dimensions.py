@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterable
+from pathlib import Path
 
 from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff, incompatibility
@@ -107,14 +109,57 @@ _SHAPE_PARTS = frozenset(
 )  # fmt: skip
 
 
+#: Quantities of a run that are not tensor sizes (batch, worker, rank, seed...): data,
+#: ``rca/knowledge/setting-quantities.toml``.
+SETTINGS_FILE = Path(__file__).resolve().parents[2] / "knowledge" / "setting-quantities.toml"
+
+
+def _setting_nouns() -> frozenset[str]:
+    with SETTINGS_FILE.open("rb") as handle:
+        return frozenset(str(noun).lower() for noun in tomllib.load(handle)["nouns"])
+
+
+_SETTING_NOUNS = _setting_nouns()
+
+
+def _noun_forms(noun: str) -> str:
+    """A noun and its plural as a pattern: ``worker(?:s|es)?``, ``retr(?:y|ies)``."""
+    if noun.endswith("y"):
+        return noun[:-1] + "(?:y|ies)"
+    return noun + "(?:s|es)?"
+
+
+_NOUN = "(?:" + "|".join(_noun_forms(noun) for noun in sorted(_SETTING_NOUNS)) + ")"
+
+#: A number prose gives to a setting: "batch size to 1", "a batch size of 4", "the LoRA rank
+#: to 16", "num workers: 8", "from 32 to 8" (both), or with the noun after it: "8 workers".
+_SETTING_VALUE = linear(
+    rf"\b{_NOUN}(?:[\s_-]+(?:size|count|number|len|length))?[`'\"*]*"
+    r"(?:\s*[=:]\s*|\s+(?:to|of|is|at|from)\s+|\s+)[`'\"*]*(?P<value>\d+)\b"
+    r"(?:\s+to\s+(?P<to>\d+)\b)?"
+    rf"|\b(?P<before>\d+)\s+{_NOUN}\b",
+    ignore_case=True,
+)
+
+
+def _blank(chars: list[str], span: tuple[int, int]) -> None:
+    start, end = span
+    chars[start:end] = " " * (end - start)
+
+
 def without_option_values(text: str) -> str:
-    """``text`` with the values of named non-shape options blanked (same length)."""
+    """``text`` with the values of named settings blanked (same length): options with no
+    shape part or with a setting noun (``max_tokens=5000``, ``--tensor-parallel-size 2``,
+    ``batch_size=1``) and prose settings ("batch size to 1", "8 workers")."""
     chars = list(text)
     for match in _OPTION_VALUE.finditer(text):
         parts = set(match.group("name").lower().replace("-", "_").split("_"))
-        if not parts & _SHAPE_PARTS:
-            start, end = match.span("value")
-            chars[start:end] = " " * (end - start)
+        if not parts & _SHAPE_PARTS or parts & _SETTING_NOUNS:
+            _blank(chars, match.span("value"))
+    for match in _SETTING_VALUE.finditer(text):
+        for group in ("value", "to", "before"):
+            if match.group(group) is not None:
+                _blank(chars, match.span(group))
     return "".join(chars)
 
 
@@ -127,7 +172,8 @@ def named_dims(text: str) -> set[int]:
     such as "version", "line" or "port", or is 0 or 1 (indices and flags more often than sizes).
     Axes and indices never count (:func:`without_axes`: ``x.size(0)``, ``x.shape[0]``,
     ``dim=1``, ``permute(0, 3, 1, 2)``), nor do values of named options that set no tensor
-    size (:func:`without_option_values`: ``max_tokens=5000``, "`max_model_len` to 4096").
+    size (:func:`without_option_values`: ``max_tokens=5000``, "`max_model_len` to 4096")
+    or of settings named in prose ("batch size to 1", "8 workers", "the LoRA rank to 16").
     """
     if not isinstance(text, str):
         return set()
