@@ -52,6 +52,7 @@ from rca.suggestion.imperative_verbs import IMPERATIVE_VERBS
 from rca.suggestion.layer_width import derived_dims
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.premises import Premises, premise_complaints, read_premises
+from rca.suggestion.shell_commands import opens_command
 
 if TYPE_CHECKING:
     from rca.suggestion.context import AnalysisContext
@@ -111,7 +112,7 @@ def format_ok(action: Any, reason: Any) -> tuple[bool, str]:
             words = words[1:]
         head, rest = words[0], " ".join(words[1:])
         first = head.strip(",.:;`*_\"'").lower()
-    if first not in IMPERATIVE_VERBS:
+    if first not in IMPERATIVE_VERBS and not opens_command([head, *rest.split()]):
         return False, f"action must start with an imperative verb (like Set, Reduce), not {first!r}"
     if not re.search(r"[A-Za-z0-9`]", rest):
         return False, "action needs an object: say what to act on"
