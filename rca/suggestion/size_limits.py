@@ -89,8 +89,8 @@ class SizeBound:
     def exceeded(self) -> bool:
         """Whether the message says the value in use is already past the bound (then any
         move further that way is harm, with or without a number)."""
-        if self.requested is None:
-            return self.kind == "hard"
+        if self.requested is None:  # a hard limit, or a server's cap the request is past
+            return self.kind in ("hard", "server")
         return self.requested < self.limit if self.minimum else self.requested > self.limit
 
 

@@ -40,8 +40,12 @@ _MAX_ACTION = 2000
 _MAX_TOKENS = 400
 _TOKEN = linear(r"[A-Za-z0-9_.:+/-]+|=")
 _CLAUSE = linear(r"[;,()]|\.(?:\s|$)")
-_VALUE = linear(r"(?P<n>\d{1,12}(?:\.\d{1,6})?)(?P<unit>k|kb|m|mb|g|gb)?(?:x[\dx]{1,40})?")
-_UNITS = {"": 1, "k": 1024, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30}
+_VALUE = linear(
+    r"(?P<n>\d{1,12}(?:\.\d{1,6})?)(?P<unit>k|kb|kib|m|mb|mib|g|gb|gib)?(?:x[\dx]{1,40})?"
+)
+_UNITS = {"": 1, "k": 1024, "m": 2**20, "g": 2**30}
+#: A thousands separator ("65,536"), read before clauses split at commas.
+_THOUSANDS = linear(r"\b(?P<high>\d{1,3}),(?P<low>\d{3})\b")
 #: Words between a setting and its number ("max_model_len to 7000", "batches of at most 8").
 _JOINING = frozenset({"to", "=", "of", "at", "most", "a", "the", "is", "be", "size", "limit"})
 #: Words before a setting that leave it as it is.
@@ -71,14 +75,19 @@ def _value(token: str) -> float | None:
     match = _VALUE.fullmatch(token.lower().rpartition(":")[2].strip("`'\".,;"))
     if match is None:
         return None
-    return float(match.group("n")) * _UNITS[match.group("unit") or ""]
+    return float(match.group("n")) * _UNITS[(match.group("unit") or "")[:1]]
 
 
 def _number_after(tokens: list[str], at: int) -> float | None:
-    for token in tokens[at : at + 4]:
+    """The number a setting at ``at`` is given, with a unit written apart ("4 GB")."""
+    for offset, token in enumerate(tokens[at : at + 4], at):
         if token.lower().strip("`'\".,") in _JOINING:
             continue
-        return _value(token)
+        value = _value(token)
+        unit = tokens[offset + 1].lower().strip("`'\".,;") if offset + 1 < len(tokens) else ""
+        if value is not None and unit in ("kb", "kib", "mb", "mib", "gb", "gib"):
+            value *= _UNITS[unit[:1]]
+        return value
     return None
 
 
@@ -126,6 +135,7 @@ def _mentions(clause: str) -> list[_Mention]:
 def _said(action: str) -> str:
     """The action without what it reports or turns down (same offsets)."""
     text = without_reports((action or "")[:_MAX_ACTION])
+    text = _THOUSANDS.sub(lambda m: f"{m.group('high')}{m.group('low')} ", text)
     out = list(text)
     for start, end in turned_down(text):
         out[start:end] = " " * (end - start)
