@@ -47,7 +47,13 @@ from ingest.linear_regex import compile as linear
 from ingest.parsing.shape_ops import op_kind
 from ingest.parsing.shapes import ShapeDiff, parse_dims
 
-__all__ = ["BATCH_PRESENT", "CHANNEL_MISSING", "axis_position_facts", "read_axis_positions"]
+__all__ = [
+    "BATCH_PRESENT",
+    "CHANNEL_MISSING",
+    "axis_position_facts",
+    "conv_inputs",
+    "read_axis_positions",
+]
 
 BATCH_PRESENT = "batch-axis-present"
 CHANNEL_MISSING = "channel-axis-missing"
@@ -190,6 +196,22 @@ def _readings(text: str, diffs: Sequence[ShapeDiff]) -> Iterator[str | None]:
             yield _aligned(list(expected), list(actual))
     if _NAMED.search(text):
         yield "channel"
+
+
+def conv_inputs(message: str) -> list[tuple[list[int], list[int]]]:
+    """The (weight, input size) pairs PyTorch's convolution messages state: ``weight of size
+    [32, 1, 3, 3], expected input[64, 28, 28] ...``, ``... for 4-dimensional weight 3 3 1 1,
+    but got 3-dimensional input of size [3, 256, 256]``. A conv weight is ``[out, in, k...]``,
+    so the layer takes ``[N, in, ...]``: its channels at axis 1."""
+    text = message[:_MAX_MESSAGE] if isinstance(message, str) else ""
+    pairs: list[tuple[list[int], list[int]]] = []
+    for needle, pattern in (_TORCH_CHANNELS, _TORCH_RANK):
+        if needle in text:
+            for count, m in enumerate(pattern.finditer(text)):
+                if count >= _MAX_MATCHES:
+                    break
+                pairs.append((_ints(m[1]), _ints(m[2])))
+    return pairs
 
 
 def read_axis_positions(message: str, diffs: Sequence[ShapeDiff] = ()) -> list[str]:

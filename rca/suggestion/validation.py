@@ -35,6 +35,7 @@ from rca.suggestion.checks.code_locations import (
     stack_path_match,
     unmatched_locations,
 )
+from rca.suggestion.checks.conv_layout import channels_last_violations
 from rca.suggestion.checks.dimensions import (
     diff_dims,
     named_dims,
@@ -224,6 +225,7 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
     contradicted += added_axis_violations(draft.action or "", premises.facts)
     contradicted += location_violations(draft.action or "", premises.facts)
     contradicted += leading_axis_violations(draft.action or "", premises.facts)
+    contradicted += channels_last_violations(draft.action or "", ctx.message or "")
     contradicted += pad_eos_violations(draft.action or "", premises.facts)
     contradicted += int64_violations(draft.action or "", premises.facts)
     contradicted += bus_error_violations(draft.action or "", draft.reason or "", premises.facts)
