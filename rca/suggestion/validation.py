@@ -49,7 +49,7 @@ from rca.suggestion.checks.leading_axis import leading_axis_violations
 from rca.suggestion.checks.pad_eos import pad_eos_violations
 from rca.suggestion.checks.placeholders import template_remnants
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
-from rca.suggestion.imperative_verbs import IMPERATIVE_VERBS
+from rca.suggestion.imperative_verbs import IMPERATIVE_VERBS, verb_before_object
 from rca.suggestion.layer_width import derived_dims
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.premises import Premises, premise_complaints, read_premises
@@ -113,7 +113,11 @@ def format_ok(action: Any, reason: Any) -> tuple[bool, str]:
             words = words[1:]
         head, rest = words[0], " ".join(words[1:])
         first = head.strip(",.:;`*_\"'").lower()
-    if first not in IMPERATIVE_VERBS and not opens_command([head, *rest.split()]):
+    if (
+        first not in IMPERATIVE_VERBS
+        and not opens_command([head, *rest.split()])
+        and not verb_before_object(first, rest)
+    ):
         return False, f"action must start with an imperative verb (like Set, Reduce), not {first!r}"
     if not re.search(r"[A-Za-z0-9`]", rest):
         return False, "action needs an object: say what to act on"
