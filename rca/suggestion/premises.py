@@ -35,6 +35,7 @@ checks run on every suggestion, offline or from an LLM, in :func:`premise_compla
 - the suggestion strips a key prefix the checkpoint's keys shown already lack (or both sides
   carry), adds one they already carry, or loads non-strictly when every key shown differs by a
   prefix (:mod:`.prefix_shift`): :mod:`.key_prefix_sides`;
+- its target is what the message shows failing (a shape, object, release): :mod:`.shown_failures`;
 - the suggestion resizes a layer or skips mismatched sizes when the mismatched tensors are
   empty (partitioned weights saved without gathering): :mod:`.empty_tensors`;
 - a step's wording (values filled), or a suggestion restating it or saying its ``says``
@@ -82,6 +83,7 @@ from rca.suggestion.restated_steps import (
     restated_step,
     said_steps,
 )
+from rca.suggestion.shown_failures import failure_harms
 from rca.suggestion.shown_options import list_items, read_shown_options
 from rca.suggestion.shown_tensors import ShownTensor, read_shown_tensors
 from rca.suggestion.shown_values import same_value
@@ -370,7 +372,7 @@ def premise_complaints(draft: _Answer, ctx: AnalysisContext, premises: Premises)
     action = (draft.action or "")[:MAX_SCAN]
     repeats = option_contradictions(action, premises)
     causes = moves_towards(action, premises.causes)
-    harms = shown_harms(action, premises)
+    harms = shown_harms(action, premises) + failure_harms(draft, ctx, premises.facts)
     complaints = [
         f"{reason}: do not suggest setting it again; find why the failure happens with it set"
         for reason in repeats

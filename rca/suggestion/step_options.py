@@ -111,6 +111,12 @@ _COMPARED = linear(
     r"\b(?:higher|lower|larger|smaller|more|less|fewer|bigger|longer|shorter|below|above)\s*$",
     ignore_case=True,
 )
+#: Right before a name: a value other than the one in use ("a custom `device_map`", "a
+#: different `X`"), so the step changes it, and a value shown does not repeat it.
+_OTHER_VALUE = linear(
+    r"\b(?:custom|customi[sz]ed|different|another|new|own|separate|hand-written|manual)\s*$",
+    ignore_case=True,
+)
 #: Right after a name: a verb, so the name was a condition ("with `X=1` use `cuda:0`").
 _THEN_VERB = linear(r"^[\s,]*(?:use|set|pass|call|run|add|keep)\b", ignore_case=True)
 #: Right after a name: it is reported as it already is ("`X=True` is already passed", "X is
@@ -190,7 +196,7 @@ class _Verbs:
         after = self.text[end : end + 40]
         if _REFERENCE.search(before) or _THEN_VERB.match(after) or _REPORTED.match(after):
             return "other"
-        if _COMPARED.search(before):
+        if _COMPARED.search(before) or _OTHER_VALUE.search(before):
             return "change"
         index = self._index(at)
         how = self.kinds[index] if index >= 0 else "set"  # "`X=1` in the environment"
