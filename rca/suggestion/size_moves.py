@@ -149,7 +149,9 @@ def _excused(bound: SizeBound, named: set[str], rebuilt: bool) -> bool:
     if bound.kind == "memory":
         return "memory" in named
     if bound.kind == "model":
-        return "rope" in named if bound.quantity == "context" else rebuilt
+        if bound.quantity == "context":
+            return "rope" in named
+        return bound.quantity == "batch" and rebuilt  # an engine's profile or max batch
     return False
 
 

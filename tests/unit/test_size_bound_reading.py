@@ -156,6 +156,17 @@ def test_a_request_raised_past_a_servers_cap_is_harm_and_the_cap_raised_is_not()
     assert size_harms("Set max_batch_size: 32 in config.pbtxt.", triton) == []
 
 
+def test_a_rebuild_moves_an_engines_batch_not_a_models_completion_limit() -> None:
+    engine = read_size_bounds(
+        ["configuration specified max-batch 64 but TensorRT engine only supports max-batch 16"]
+    )
+    assert size_harms("Rebuild the engine with --max_batch_size 64.", engine) == []
+    completion = read_size_bounds(
+        ["max_tokens is too large: 10000. This model supports at most 4096 completion tokens"]
+    )
+    assert size_harms("Rebuild the client image and set max_tokens=8192.", completion)
+
+
 def test_more_memory_lets_a_memory_bound_move() -> None:
     kv = read_size_bounds(
         [
