@@ -40,6 +40,8 @@ from rca.suggestion.prompts import render, untrusted
 from rca.suggestion.providers.draft import parse_answer
 from rca.suggestion.providers.wording import first_sentence, incident_specifics
 from rca.suggestion.required_releases import required_causes
+from rca.suggestion.size_limits import read_size_bounds
+from rca.suggestion.size_moves import size_harms
 from rca.suggestion.stated_needs import read_stated_needs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +71,8 @@ UNTRUSTED_TEXT_MODULES = [
     "rca.suggestion.reused_failing",
     "rca.suggestion.untrained_layers",
     "rca.suggestion.config_dimensions",
+    "rca.suggestion.size_limits",
+    "rca.suggestion.size_moves",
     "rca.suggestion.providers.incident_view",
     "rca.suggestion.providers.wording",
     "rca.retrieval.frame_paths",
@@ -310,6 +314,8 @@ def _every_function(text: str) -> None:
     needs = read_stated_needs([text, "a CUDA-enabled jaxlib is not installed"])
     needs.harms(text)
     required_causes(text, [text])
+    sizes = read_size_bounds([text, "n_ctx_per_seq (32768) > n_ctx_train (4096)"], [], [])
+    size_harms(text, sizes)
     validation.format_ok("Set " + text, "Because.")
     try:
         parse_answer(text)
