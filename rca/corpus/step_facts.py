@@ -231,6 +231,14 @@ FACTS: dict[str, str] = {
     "gpu-libraries-not-loaded": "an installed GPU build could not load its CUDA/cuDNN libraries",
     "linker-library-missing": "the linker ran and cannot find a library (`ld: cannot find -lcuda`)",
     "layers-already-built": "every Keras layer the loading error lists is shown `built=True`",
+    "earlier-release-worked": (
+        "the incident says the same setup worked with an earlier release of its software"
+        " (works in 0.2.6, fails in 0.2.7): the model fitted then, the release changed"
+    ),
+    "keras-3-in-use": (
+        "the incident shows Keras 3 running (a keras 3.x version, or a layer printed as"
+        " `<LSTM name=lstm, built=True>`): Keras 2's API (`load_weights(by_name=True)`) is gone"
+    ),
     "nccl-debug-shown": (
         "NCCL's debug lines (`NCCL INFO`, `NCCL WARN`) or its last warning (the text under"
         " `Last error:` in PyTorch's NCCL error) are in the incident"

@@ -27,6 +27,7 @@ from rca.suggestion.axis_position import axis_position_facts
 from rca.suggestion.built_layers import built_layer_facts
 from rca.suggestion.environment_facts import environment_facts, rejected_arguments
 from rca.suggestion.int64_refused import int64_facts
+from rca.suggestion.keras_major import keras_major_facts
 from rca.suggestion.kernel_origin import kernel_origin_facts
 from rca.suggestion.label_values import label_facts
 from rca.suggestion.layer_width import layer_width_facts
@@ -42,6 +43,7 @@ from rca.suggestion.pad_eos import pad_eos_facts
 from rca.suggestion.platform_facts import platform_facts
 from rca.suggestion.projection_layout import layout_facts
 from rca.suggestion.rank_direction import rank_facts
+from rca.suggestion.release_regression import release_regression_facts
 from rca.suggestion.shown_diagnostics import parser_cause_facts, shown_diagnostic_facts
 from rca.suggestion.signal_names import signal_facts
 from rca.suggestion.state_dict_keys import key_facts, key_prefix
@@ -154,13 +156,14 @@ def incident_facts(
     shown = [message, *logs]
     facts |= pad_eos_facts(shown, code) | int64_facts(shown) | signal_facts(shown)
     facts |= label_facts(shown)  # a negative (padding) label or one past the class count
-    facts |= built_layer_facts(shown)  # Keras layers shown `built=True`
+    facts |= built_layer_facts(shown) | keras_major_facts(shown)  # built=True, Keras 3 runs
     facts |= shown_diagnostic_facts(shown)  # NCCL debug lines, the ONNX parser's errors
     facts |= parser_cause_facts(shown)  # the parser's errors name no batch dimension
     facts |= kernel_origin_facts(shown)  # an extension's own check reported the CUDA error
     facts |= loss_trend_facts(logs)  # the logged loss rose step after step
     facts |= vocab_row_facts(shown)  # no size-mismatched tensor is a vocabulary's
     facts |= layout_facts(shown)  # a fused attention projection, or separate ones
+    facts |= release_regression_facts(shown)  # "works in 0.2.6 but fails in 0.2.7"
     texts = [text[:_MAX_TEXT] for text in (message, *code[:_MAX_TEXTS])]
     if any(_PRETRAINED.search(text) for text in texts):
         facts.add("layer-pretrained")

@@ -94,6 +94,7 @@ _MARKER = linear(
     r"(?:you|we|one|users?)(?:\s+(?:will|may|might|probably|also|then))?\s+"
     r"(?:must|should|can|could|may|might|need\s+to|needs\s+to|have\s+to|want\s+to|ought\s+to)"
     r"(?:\s+(?:also|first|either|instead|now|then|still|probably|just|only|simply))?"
+    r"(?:\s+(?:consider|try(?:\s+to)?))?"
     r"|please(?:\s+(?:either|also|first|just|then|instead))?"
     r"|try(?:\s+to)?|trying|consider"
     r"|(?:it\s+is|it's)\s+(?:recommended|advised|suggested)\s+to"

@@ -121,7 +121,15 @@ class OfflineWeights:
     fact: float = 1.5
     """Added when a step ``fits`` a fact the incident shows (shapes, state_dict keys) or its
     action names the mismatched tensor or key prefix: the incident's figures are stronger
-    evidence than its words. Dev fold."""
+    evidence than its words. Dev fold. The same weight, not a new one, for a step whose code
+    names the option the message itself points at (its advice's option, or an environment
+    variable it reports set: :mod:`.message_names`): the framework's own pointer is evidence of
+    the same strength as its figures. Dev 545 at 8995bd2 (``rca eval --realworld-dev
+    --suggest``): it changes 4 actions, fix term in action +2 (the advised
+    ``ignore_mismatched_sizes``, the reported ``CUDA_VISIBLE_DEVICES``), action or reason 387
+    unchanged, abstentions unchanged. Without its two limits it lost 2: a step naming the
+    option "only when" (a caution) gets nothing (PyTorch's "Specify retain_graph=True"), and a
+    keyword value the message prints is no pointer (DeepSpeed's "ds X=8 vs hf X=8")."""
 
     from_message: float = 0.5
     """How much a word of the error message counts in :attr:`overlap`: retrieval already

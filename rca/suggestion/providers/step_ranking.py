@@ -1,29 +1,29 @@
 """Which runbook remediation step fits this incident best, among those that validate.
 
-Each step of the best runbook, and of the runbooks of the same failure class that retrieval
-ranked nearly as high, is scored by general mechanisms only: how well its runbook ranked,
-its place in the runbook (runbooks list the most common fix first), the words it shares
-with the incident's own code, logs and message (weighted by how rare they are among the
-retrieved steps; the words of all its wordings, so that which framework's wording is shown
-does not move it), and what its runbook's ``Applies:`` line says (training or serving, the
-frameworks it is written for, the facts it fits) against what :mod:`.incident_view` reads
-from the incident. The weights are :mod:`.offline_weights`. Only steps whose premises the
-incident does not contradict (:mod:`rca.suggestion.premises`) and whose composed suggestion
-passes validation compete: a contradicted step is never the action, whatever its score.
+Each step of the best runbook, and of the runbooks of the same failure class that retrieval ranked
+nearly as high, is scored by general mechanisms only: how well its runbook ranked, its place in the
+runbook (runbooks list the most common fix first), the words it shares with the incident's own
+code, logs and message (weighted by how rare they are among the retrieved steps; the words of all
+its wordings, so that which framework's wording is shown does not move it), and what its runbook's
+``Applies:`` line says (training or serving, the frameworks it is written for, the facts it fits)
+against what :mod:`.incident_view` reads from the incident. The weights are
+:mod:`.offline_weights`. Only steps whose premises the incident does not contradict
+(:mod:`rca.suggestion.premises`) and whose composed suggestion passes validation compete: a
+contradicted step is never the action, whatever its score.
 
-A step that quotes the error's own wording as its condition ("when the error says `Trying
-to connect an http1.x server`") and whose quote the message or error log lines say
-(:mod:`rca.suggestion.quoted_wording`) scores as a fitting fact, and its place in the runbook
-does not count against it: the runbooks' order is the prior for when nothing in the
-incident tells the steps apart.
+A step that quotes the error's own wording as its condition ("when the error says `Trying to
+connect an http1.x server`") and whose quote the message or error log lines say
+(:mod:`rca.suggestion.quoted_wording`) scores as a fitting fact, and its place in the runbook does
+not count against it: the runbooks' order is the prior for when nothing in the incident tells the
+steps apart.
 
 A step that applies the remedy the error message names itself (``{message-advice}``,
-:mod:`rca.suggestion.message_advice`) competes from any retrieved runbook, scored by one
-flat weight only (:attr:`OfflineWeights.message_advice`), lower than a fitting runbook
-step scores: it wins when no runbook step fits well. It does not compete when the incident
-rules the advice out (shown done, or a condition of it contradicted:
-:mod:`rca.suggestion.advice_conditions`).
-A release-notes row that matches the incident adds steps: :mod:`.documented_steps`.
+:mod:`rca.suggestion.message_advice`) competes from any retrieved runbook, scored by one flat
+weight only (:attr:`OfflineWeights.message_advice`), lower than a fitting runbook step scores: it
+wins when no runbook step fits well. It does not compete when the incident rules the advice out
+(shown done, or a condition of it contradicted: :mod:`rca.suggestion.advice_conditions`). A
+release-notes row that matches the incident adds steps (:mod:`.documented_steps`); a step that only
+upgrades what the logs show at its newest does not (:mod:`rca.suggestion.fresh_installs`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any
 from rca.corpus.step_metadata import StepMetadata
 from rca.suggestion.advice_conditions import advice_ruled_out
 from rca.suggestion.context import AnalysisContext, Evidence
+from rca.suggestion.fresh_installs import step_repeats_fresh_install
 from rca.suggestion.incident_facts import terms
 from rca.suggestion.incident_setting import ALIASES, PACKAGES
 from rca.suggestion.message_advice import error_log_texts, first_remedy
@@ -43,6 +44,7 @@ from rca.suggestion.premises import Premises, contradictions, read_premises
 from rca.suggestion.providers.documented_steps import documented_steps
 from rca.suggestion.providers.draft import Draft
 from rca.suggestion.providers.incident_view import IncidentView, read_incident
+from rca.suggestion.providers.message_names import message_option_names, points_at
 from rca.suggestion.providers.offline_weights import WEIGHTS
 from rca.suggestion.providers.wording import compose, drop_asides, split_step
 from rca.suggestion.quoted_wording import quoted_text, quotes_incident
@@ -91,9 +93,8 @@ class Candidate:
 
 def _gap(item: Evidence, top: Evidence) -> float:
     """How far ``item``'s retrieval score is below the top runbook's, in the fused score's own
-    units (a share of the fusion's ceiling, :func:`rca.retrieval.fusion.ceiling`). A
-    difference, not a ratio: a ratio shrinks with every term all runbooks share (the raw
-    cosine's offset), so it moved whenever a fusion weight did."""
+    units (a share of the fusion's ceiling, :func:`rca.retrieval.fusion.ceiling`). A difference,
+    not a ratio: a ratio shrinks with every term all runbooks share (the raw cosine's offset)."""
     return 0.0 if item is top else max(float(top.score) - float(item.score), 0.0)
 
 
@@ -191,7 +192,7 @@ def _filled(
     the words it shows; None when its wording does not validate."""
     step = fill_values(written, values)
     wording = _valid_wording(item, step, ctx, premises)
-    if wording is None:
+    if wording is None or step_repeats_fresh_install(wording[0], ctx):  # a no-op here
         return None
     action, reason = split_step(step)
     shown = set(terms(action)), set(terms(reason))
@@ -292,13 +293,14 @@ def _setting_bet(applies: StepMetadata, incident: IncidentView) -> float:
     return -WEIGHTS.mode_unknown if applies.mode and not incident.mode else 0.0
 
 
-def _fact_score(candidate: Candidate, incident: IncidentView, quoted: bool = False) -> float:
-    """The incident's figures for the step (``fits``, a named tensor or prefix, or the
-    error wording it quotes as its condition: ``quoted``). Figures against it (``unless``)
-    are premises: such a step never reaches the scoring."""
+def _fact_score(candidate: Candidate, incident: IncidentView, quoted: bool, points: bool) -> float:
+    """The incident's figures for the step (``fits``, a named tensor or prefix, the error wording
+    it quotes as its condition: ``quoted``, an option the message points at: ``points``,
+    :mod:`.message_names`). Figures against it (``unless``) are premises, never scored."""
     applies, score = candidate.applies, 0.0
     if (
         quoted
+        or points
         or set(applies.fits) & incident.facts
         or _names_fact(candidate.step_action_tokens, incident.fact_words)
     ):
@@ -327,6 +329,7 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
     # below the message's advice is that much less likely to be about this failure.
     top = ctx.top_runbook or runbooks[0]
     shown = quoted_text(ctx.error_type or "", ctx.message or "", error_log_texts(ctx.logs))
+    pointed = message_option_names(ctx)
 
     def gap(candidate: Candidate) -> float:  # a row's step ranks as a sibling runbook's at worst
         found = _gap(candidate.evidence, top)
@@ -339,12 +342,13 @@ def rank_steps(ctx: AnalysisContext) -> list[Candidate]:
         # its place in the runbook (a prior for when nothing tells the steps apart) is moot.
         quoted = quotes_incident(candidate.evidence.remediation[candidate.position], shown)
         place = 0 if quoted else candidate.position
+        points = points_at(candidate.action, pointed)
         candidate.parts = {
             "runbook": WEIGHTS.runbook * (1.0 - gap(candidate)),
             "position": -WEIGHTS.position_penalty * place,
             "overlap": WEIGHTS.overlap * math.log1p(overlap / WEIGHTS.overlap_scale),
             "setting": _setting_score(candidate.applies, incident, named),
-            "fact": _fact_score(candidate, incident, quoted),
+            "fact": _fact_score(candidate, incident, quoted, points),
         }
         candidate.score = sum(candidate.parts.values())
         candidate.preference = _setting_bet(candidate.applies, incident)
