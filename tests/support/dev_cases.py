@@ -43,7 +43,13 @@ def dev_cases() -> tuple[dict[str, Any], ...]:
 
 
 def dev_case(case_id: str) -> dict[str, Any]:
-    for case in dev_cases():
+    """One dev case by id: from :func:`dev_cases`, else from every real-world dev file the
+    evaluation reads (``rca eval --realworld-dev``), which :data:`SOURCES` lists only in part
+    (the metamorphic tests iterate :func:`dev_cases`, and their known-inconsistency list was
+    written for it)."""
+    from rca.evaluation.suite import realworld_dev_cases
+
+    for case in (*dev_cases(), *realworld_dev_cases()):
         if case["id"] == case_id:
             return case
     raise LookupError(f"{case_id} is not a dev case")
