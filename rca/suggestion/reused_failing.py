@@ -56,6 +56,11 @@ _IMPORT_CODE = linear(r"\bfrom\s+(?P<module>[\w.]+)\s+import\s+(?P<names>\w+(?:\
 _DOTTED = linear(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _VERSION = linear(r"\d+(?:\.\d+)+|\(\s*\d+(?:\s*,\s*\d+)+\s*\)")
 _WORD = linear(r"[A-Za-z0-9]+")
+#: The answer makes the callee accept the argument: a ``def`` signature, an override.
+_ACCEPTS = linear(
+    r"\bdef\s+\w+\s*\(|\*\*kwargs\b|\b(?:signature|override|overrides|overridden|accept|accepts)\b",
+    ignore_case=True,
+)
 _PACKAGE_MOVE = linear(
     r"\b(?:upgrade|downgrade|pin|install|update|roll\s+back|revert|go\s+back)\b", ignore_case=True
 )
@@ -179,8 +184,8 @@ def _release(text: str, shown: FailingValues) -> list[str]:
 
 def _arguments(text: str, shown: FailingValues) -> list[str]:
     """An argument the call rejects, set to a value again (not with a package move, which
-    may bring a release that accepts it)."""
-    if not shown.arguments or _PACKAGE_MOVE.search(text):
+    may bring a release that accepts it, nor in a signature made to accept it)."""
+    if not shown.arguments or _PACKAGE_MOVE.search(text) or _ACCEPTS.search(text):
         return []
     return [
         f"the message shows {option.name} is an argument the call rejects: passing it again"

@@ -114,6 +114,11 @@ def test_right_answers_to_the_same_messages_keep_passing(message, action):
             False,
         ),
         (ACCELERATE, "Downgrade accelerate to 0.34.2 and pass dispatch_batches=False.", False),
+        (
+            "TypeError: MyTrainer.compute_loss() got an unexpected keyword argument 'num_items'",
+            "Add it to the override: `def compute_loss(self, model, inputs, num_items=None):`.",
+            False,
+        ),
         (KERAS_ARGS, "Pass `lr=0.001` to Adam.", True),
         (KERAS_ARGS, "Use learning_rate=0.002 instead of lr.", False),
         (ARGPARSE, "Run train.py with --fp16_opt_level O1.", True),
