@@ -26,6 +26,11 @@ _NHWC = (
     "RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected input[8, 224, 224, 3]"
     " to have 3 channels, but got 224 channels instead"
 )
+#: Dev case c020's message: a channels-first conv fed one channel.
+_C020 = (
+    "RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected input[64, 1, 224, 224]"
+    " to have 3 channels, but got 1 channels instead"
+)
 _RUNBOOK = "conv-channel-mismatch-layout"
 
 
@@ -58,6 +63,47 @@ def test_a_channels_last_target_fails(action: str, message: str) -> None:
 )
 def test_a_channels_first_target_or_none_passes(action: str, message: str) -> None:
     assert _layout_complaints(action, message) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Convert the input from NHWC (64, 224, 224, 3) to NCHW (64, 3, 224, 224) with"
+        " x.permute(0, 3, 1, 2) before the conv.",
+        "Permute the batch so a (64, 224, 224, 3) batch becomes (64, 3, 224, 224).",
+        "Permute the batch from (64, 224, 224, 3) to (64, 3, 224, 224).",
+        "Reshape so the batch becomes (64, 3, 224, 224) instead of (64, 224, 224, 3).",
+        "Do not reshape to (64, 224, 224, 3); permute to (64, 3, 224, 224).",
+        "Permute to (64, 3, 224, 224), not (64, 224, 224, 3).",
+        "Permute x (64, 224, 224, 3) -> (64, 3, 224, 224) before the conv.",
+        "Do not call x.permute(0, 2, 3, 1); the conv takes (64, 3, 224, 224).",
+        "Reshape with x.reshape(64, 3, 224, 224) instead of x.permute(0, 2, 3, 1).",
+    ],
+)
+def test_a_channels_last_shape_named_as_the_source_or_what_to_avoid_passes(action: str) -> None:
+    """Re-review of dev case c020: the channels-last shape is where the answer starts from, or
+    what it turns down; its target keeps the channels at axis 1."""
+    assert _layout_complaints(action, _C020) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Reshape the batch to (64, 224, 224, 3) to feed the conv.",
+        "Convert the batch from (64, 3, 224, 224) to (64, 224, 224, 3).",
+        "Make the (64, 1, 224, 224) batch become (64, 224, 224, 3).",
+        "Permute the input with x.permute(0, 2, 3, 1) before the conv.",
+    ],
+)
+def test_a_channels_last_target_still_fails_beside_a_source(action: str) -> None:
+    assert _layout_complaints(action, _C020)
+
+
+def test_a_permute_back_after_a_channels_first_one_claims_nothing() -> None:
+    action = (
+        "Feed x.permute(0, 3, 1, 2) to the conv and view the output with y.permute(0, 2, 3, 1)."
+    )
+    assert _layout_complaints(action, _C020) == []
 
 
 def test_grouped_transposed_and_single_channel_weights_claim_nothing() -> None:
