@@ -40,13 +40,15 @@ _OLD = linear(
     r"(?:\s+(?:input\s+|tensor\s+)?(?:shape|size|dims|version|release))?\s*[=:]?\s*$",
     ignore_case=True,
 )
+#: Before a shape the answer makes the input: not a model configuration's ``dims:`` field
+#: (Triton's config.pbtxt leaves the batch axis out of ``dims``, so [238] there is right).
 _SHAPE_TARGET = linear(
-    r"(?:\b(?:to|as|into|with|of|shape|size|dims)\s*[=:]?\s*|\.(?:reshape|view)\(\s*)"
+    r"(?:\b(?:to|as|into|with|of|shape|size)\s*[=:]?\s*|\.(?:reshape|view)\(\s*)"
     r"(?P<dims>[\[(]\s*-?\d[-\d,\s]{0,60}[\])]|-?\d+(?:\s*,\s*-?\d+){0,7}\s*\))"
 )
 _SHAPE_VERB = linear(
     r"\b(?:reshape|flatten|resize|send|pass|feed|make|convert|change|squeeze|view|give|provide"
-    r"|build|create|use|set|keep)\b",
+    r"|build|create|use|set)\b",
     ignore_case=True,
 )
 _IMPORT_PROSE = linear(
@@ -56,6 +58,9 @@ _IMPORT_CODE = linear(r"\bfrom\s+(?P<module>[\w.]+)\s+import\s+(?P<names>\w+(?:\
 _DOTTED = linear(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _VERSION = linear(r"\d+(?:\.\d+)+|\(\s*\d+(?:\s*,\s*\d+)+\s*\)")
 _WORD = linear(r"[A-Za-z0-9]+")
+#: Characters a release may stand after the library's name and still be its own
+#: ("cuDNN 8.4.1", "libcudnn8=8.4.1", "jaxlib==0.3.25", "cuDNN runtime 8.4.1").
+_NEAR = 12
 #: The answer makes the callee accept the argument: a ``def`` signature, an override.
 _ACCEPTS = linear(
     r"\bdef\s+\w+\s*\(|\*\*kwargs\b|\b(?:signature|override|overrides|overridden|accept|accepts)\b",
@@ -165,12 +170,18 @@ def _release(text: str, shown: FailingValues) -> list[str]:
     for clause in text.replace(";", ".").split(". "):
         if library not in _norm(clause):
             continue
-        for match in _VERSION.finditer(clause):
+        versions = list(_VERSION.finditer(clause))
+        named_at = [clause.lower().rfind(release.library.lower(), 0, m.start()) for m in versions]
+        near = [
+            at >= 0 and m.start() - at <= len(release.library) + _NEAR
+            for at, m in zip(named_at, versions, strict=True)
+        ]
+        if not all(near):
+            continue  # another package moves too ("jax==0.3.25 jaxlib==0.3.25"): a matched pair
+        for match, named in zip(versions, named_at, strict=True):
             numbers = tuple(int(n) for n in _WORD.findall(match.group(0)))
             # "built for CuDNN 7.3.1": the word before the library's name counts too.
-            named = clause.lower().rfind(release.library.lower(), 0, match.start())
-            near = named >= 0 and match.start() - named <= len(release.library) + 3
-            if numbers != running or _old(clause, match.start()) or (near and _old(clause, named)):
+            if numbers != running or _old(clause, match.start()) or _old(clause, named):
                 continue
             verb = _verb_before(clause, match.start())
             if verb in _ADDING:

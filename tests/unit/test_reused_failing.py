@@ -126,6 +126,14 @@ def test_right_answers_to_the_same_messages_keep_passing(message, action):
         (JAXLIB, "Pin jaxlib==0.3.25.", True),
         (JAXLIB, "Upgrade jaxlib from 0.3.25 to 0.4.7.", False),
         (JAXLIB, "Install jaxlib 0.4.6 (currently 0.3.25).", False),
+        # a matched older pair moves the requiring package too (re-review regressions)
+        (JAXLIB, "Pin a matched older pair: pip install jax==0.3.25 jaxlib==0.3.25.", False),
+        (JAXLIB, "Downgrade jax to 0.3.25 so it matches the installed jaxlib 0.3.25.", False),
+        (JAXLIB, "pip install 'jaxlib==0.3.25' --force-reinstall", True),
+        (CUDNN, "Put the cuDNN runtime 8.4.1 first on LD_LIBRARY_PATH.", True),
+        # Triton's config dims leave the batch axis out: [238] there is no input shape
+        (TRITON, "Keep dims: [238] in config.pbtxt and send the input as shape [1, 238].", False),
+        (TRITON, "Send the input as shape [238].", True),
         (DISK, "Set device_map='disk'.", True),
         (DISK, "Set device_map='disk' and offload_state_dict=True.", False),
     ],
