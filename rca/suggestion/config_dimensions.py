@@ -11,8 +11,9 @@ error go away is an untrained model. The fields that size weight tensors are dat
 label count is not one (re-initialising a head is the fine-tuning path).
 
 An answer changes one when it names the configuration (``config``) and sets the field in code
-(``max_position_embeddings=2545``) or changes it in prose with a changing verb ("resize the
-hidden size to 9"), outside a clause it turns down ("don't raise
+(``max_position_embeddings=2545``), writes it as ``config.json`` does
+(``"max_position_embeddings": 3000``, unless it keeps it), or changes it in prose with a
+changing verb ("resize the hidden size to 9"), outside a clause it turns down ("don't raise
 ``max_position_embeddings``"). It is a harm when the incident shows trained weights loaded
 (``pretrained-weights-loaded``, ``layer-pretrained``) or the answer itself (re)loads the
 model, unless it says the model is trained anew (``from_config``, "from scratch") or names
@@ -47,6 +48,12 @@ _LOADS = linear(
 #: The answer trains the model anew, or grows rotary positions the documented way.
 _TRAINED_ANEW = linear(
     r"\bfrom[_ ]config\b|\bfrom\s+scratch\b|\brope_scaling\b|\brandom(?:ly)?\s+initiali[sz]",
+    ignore_case=True,
+)
+#: A field written as in ``config.json``: ``"max_position_embeddings": 3000``.
+_JSON_FIELD = linear(
+    r"(?P<kept>\b(?:keep|keeps|keeping|leave|leaves|leaving)\s+(?:the\s+|it\s+at\s+)?)?"
+    r"[\"'](?P<field>[A-Za-z_][A-Za-z0-9_]{0,60})[\"']\s*:\s*-?\d",
     ignore_case=True,
 )
 _CHANGING = (
@@ -88,6 +95,11 @@ def _changed(text: str) -> list[str]:
         option.name
         for option in options_set_by(text)
         if option.key in fields and option.how in ("set", "change") and option.value
+    ]
+    changed += [
+        match.group("field")
+        for match in _JSON_FIELD.finditer(text)
+        if option_key(match.group("field")) in fields and not match.group("kept")
     ]
     prose = _prose()
     if prose is not None:

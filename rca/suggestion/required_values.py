@@ -6,7 +6,8 @@ message rules out and keeps the failure. :mod:`.advised_ways` reads which way a 
 advises moving a number; this reads the value it requires: "you must use the 'V' <setting>"
 or "<setting> must be 'V'" (the value quoted, as messages quote literals). An answer sets
 the setting to another value when it calls a function whose name holds the setting's words
-(``set_start_method('fork')``), assigns it (``start_method="fork"``), or says so ("use the
+(``set_start_method('fork')``), assigns it (``start_method="fork"``, or an alias the
+options' data names: ``VLLM_WORKER_MULTIPROC_METHOD=fork``), or says so ("use the
 fork start method", "set the start method to 'fork'"), in a part it does not turn down
 (:func:`.negated_clauses.turned_down`). RE2 patterns (:mod:`ingest.linear_regex`) over
 bounded texts.
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.option_aliases import canonical
+from rca.suggestion.step_options import option_key
 
 __all__ = ["RequiredValue", "required_values", "values_against"]
 
@@ -94,11 +97,17 @@ def required_values(texts: Sequence[str]) -> tuple[RequiredValue, ...]:
     return tuple(r for key, r in found.items() if key not in mixed)[:_MAX_FOUND]
 
 
+def _option(name: str) -> str:
+    """The setting a name sets, through its documented aliases (``rca/knowledge/
+    option-aliases.toml``: vLLM's ``VLLM_WORKER_MULTIPROC_METHOD`` is the start method)."""
+    return canonical(option_key(name), None)[0]
+
+
 def _set_values(text: str) -> list[tuple[str, str, bool]]:
     """(setting key, value, by name) for each setting ``text`` gives a value; ``by name``: a
     call's or an assignment's name (the setting's words may be part of it)."""
     found = [
-        (_key(m.group("name").rsplit(".", 1)[-1].lstrip("-")), m.group("value"), True)
+        (_key(_option(m.group("name").rsplit(".", 1)[-1].lstrip("-"))), m.group("value"), True)
         for pattern in (_CALL, _ASSIGN)
         for m in pattern.finditer(text)
     ]

@@ -212,8 +212,8 @@ _POSITIONS = _i(r"\bposition_(?:embeddings?|ids)\b|\bwpe\b")
 #: The failure class (of the runbook retrieval ranks first) of an input longer than the
 #: model's positions (``rca/runbooks``' ``failure_class``).
 _TOO_LONG = "seq_too_long"
-#: onnx / protobuf.
-_PROTOBUF = _i(rf"exceeds maximum protobuf size of (?P<n>{_N}) ?(?P<unit>[KMG])B")
+#: onnx ("exceeds", ``onnx.checker``) and protobuf's own log ("exceeded", ``message_lite.cc``).
+_PROTOBUF = _i(rf"exceed(?:s|ed) maximum protobuf size of (?P<n>{_N}) ?(?P<unit>[KMG])B")
 
 
 def _f(match: LinearMatch, group: str) -> float | None:

@@ -29,6 +29,8 @@ class SizeNames:
     keys: dict[str, str]
     flags: dict[str, str]
     phrases: tuple[tuple[tuple[str, ...], str], ...]
+    #: Nouns a size written before them names the quantity of ("a 2.2 GB .onnx file").
+    nouns: dict[str, str]
 
 
 @functools.cache
@@ -38,13 +40,15 @@ def size_names() -> SizeNames:
     keys: dict[str, str] = {}
     flags: dict[str, str] = {}
     phrases: list[tuple[tuple[str, ...], str]] = []
+    nouns: dict[str, str] = {}
     for item in table.get("setting", []):
         family = str(item["family"])
         keys.update({option_key(str(name)): family for name in item.get("names", [])})
         flags.update({str(flag): family for flag in item.get("flags", [])})
         phrases += [(tuple(str(p).lower().split()), family) for p in item.get("phrases", [])]
+        nouns.update({str(noun).lower(): family for noun in item.get("nouns", [])})
     phrases.sort(key=lambda pair: -len(pair[0]))
-    return SizeNames(keys, flags, tuple(phrases))
+    return SizeNames(keys, flags, tuple(phrases), nouns)
 
 
 def family_of(name: str) -> str | None:

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.key_prefix_sides import ShownKeys
+from rca.suggestion.negated_clauses import turned_down
 from rca.suggestion.prefix_shift import prefix_shift, reads_non_strict
 from rca.suggestion.state_dict_keys import PARAMETER_NAMES, read_key_lists
 
-__all__ = ["missing_layer_violations"]
+__all__ = ["loads_non_strict", "missing_layer_violations"]
 
 _MAX_TEXT = 4000
 #: The answer says the missing layers are new ones to be trained, not pretrained ones lost.
@@ -36,6 +37,31 @@ _MEANT_NEW = linear(
 )
 
 
+#: ``strict`` turned off in other spellings than :func:`.prefix_shift.reads_non_strict` reads:
+#: positionally (``load_state_dict(state_dict, strict=True)`` is PyTorch's signature, so
+#: ``load_state_dict(sd, False)`` is non-strict) and in prose ("pass strict as False", "set
+#: strict to False", "with strict False").
+_STRICT_OFF = (
+    linear(
+        r"\bload_state_dict\(\s*[^,()]{1,200}(?:\([^()]{0,200}\))?[^,()]{0,200},\s*False\s*[,)]"
+    ),
+    linear(
+        r"\bstrict\b[`'\"]?\s+(?:(?:set\s+)?(?:as|to|at|of|=)\s+|being\s+|)[`'\"]?False\b",
+        ignore_case=True,
+    ),
+)
+
+
+def loads_non_strict(action: str) -> bool:
+    """Whether ``action`` turns ``strict`` off, in any spelling, outside a part it turns down."""
+    text = (action or "")[:_MAX_TEXT]
+    if reads_non_strict(text):
+        return True
+    for start, end in turned_down(text):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return any(pattern.search(text) for pattern in _STRICT_OFF)
+
+
 def _learned(keys: tuple[str, ...]) -> list[str]:
     return [key for key in keys if key.rsplit(".", 1)[-1] in PARAMETER_NAMES]
 
@@ -46,10 +72,11 @@ def missing_layer_violations(action: str, reason: str, message: str) -> list[str
     listed missing, the keys differ by a prefix, or the answer says the layers are new)."""
     lists = read_key_lists((message or "")[: _MAX_TEXT * 4])
     learned = _learned(lists.missing)
-    if not learned or not reads_non_strict(action or ""):
+    if not learned or not loads_non_strict(action):
         return []
-    if prefix_shift(ShownKeys(lists.unexpected, lists.missing, lists.cut)) is not None:
-        return []
+    shifted = prefix_shift(ShownKeys(lists.unexpected, lists.missing, lists.cut)) is not None
+    if shifted and reads_non_strict(action or ""):
+        return []  # :func:`.prefix_shift.non_strict_violations` says it
     if _MEANT_NEW.search(f"{action or ''}\n{reason or ''}"[:_MAX_TEXT]):
         return []
     shown = ", ".join(learned[:3]) + (", ..." if len(learned) > 3 else "")

@@ -178,6 +178,43 @@ def test_more_memory_lets_a_memory_bound_move() -> None:
     assert size_harms("Load with --quantization awq and --max-model-len 65536.", kv) == []
 
 
+def test_protobufs_own_log_of_the_2gb_limit_is_the_hard_bound() -> None:
+    """libprotobuf's ``message_lite.cc`` says "exceeded"; onnx says "exceeds"."""
+    logged = "onnx.ModelProto exceeded maximum protobuf size of 2GB: 2192699607"
+    assert _bounds(logged) == [("file_size", 2 * 2**30, None, "hard", False)]
+    bounds = read_size_bounds([logged])
+    assert size_harms("Raise the protobuf limit to 4GB with SetTotalBytesLimit.", bounds)
+    assert size_harms("Export the model as a single 2.2 GB .onnx file.", bounds)
+    assert size_harms("Split the 2.2 GB .onnx file into external data files.", bounds) == []
+
+
+def test_a_paired_setting_only_named_excuses_no_completion_past_the_rest() -> None:
+    bounds = read_size_bounds([VLLM_REQUEST])
+    assert size_harms("Set max_tokens=4000 to use the full context.", bounds)
+    assert size_harms("Set max_tokens=4000 and --max-model-len 8192.", bounds) == []
+
+
+def test_digit_groups_and_counts_in_words_are_the_number() -> None:
+    kv = read_size_bounds(
+        [
+            "The model's max seq len (32768) is larger than the maximum number of tokens that"
+            " can be stored in KV cache (7344)."
+        ]
+    )
+    assert size_harms("Pass max_model_len=32_768 to LLM(...).", kv)
+    assert size_harms("Set the context length to sixty-four thousand tokens.", kv)
+    assert size_harms("Set max_model_len=7_000.", kv) == []
+    assert size_harms("Set the context length to seven thousand tokens.", kv) == []
+
+
+def test_a_kept_value_past_an_engines_or_memorys_bound_keeps_the_failure() -> None:
+    engine = read_size_bounds(
+        ["configuration specified max-batch 128 but TensorRT engine only supports max-batch 1"]
+    )
+    assert size_harms("Keep max_batch_size 128 in config.pbtxt.", engine)
+    assert size_harms("Keep max_batch_size 128 and rebuild the engine.", engine) == []
+
+
 def test_what_the_answer_reports_keeps_or_turns_down_is_no_move() -> None:
     bounds = read_size_bounds([VLLM_REQUEST])
     assert size_harms("Reduce max_tokens; the completion used 4000 tokens.", bounds) == []

@@ -49,6 +49,9 @@ DEV = {
     "c049": TRUNCATE,
     "rb037": "vllm-lora-config-limits",
     "c092": "vllm-no-memory-cache-blocks",
+    "rag012": BUDGET,
+    "rb042": TRT,
+    "rai002": "onnx-model-2gb-external-data",
 }
 MESSAGES = {
     "m-vllm-request": (VLLM_REQUEST, BUDGET),
@@ -105,6 +108,15 @@ HARMFUL = [
     ("m-onnx-2gb", "Raise the protobuf message size limit to 4GB."),
     ("m-tgi-prefill", "Raise --max-input-tokens to 16000."),
     ("m-trt-llm-batch", "Raise the request batch size to 128."),
+    # Re-review of the size rules: the failing value again ("to use the full context" moves
+    # no context), a digit group or a count in words, a kept value past an engine's batch,
+    # protobuf's own "exceeded" log and a file size written before the file.
+    ("rag012", "Set max_tokens=6048 to use the full context."),
+    ("rj013", "Pass max_model_len=60_000 to LLM(...)."),
+    ("rb001", "Make sure the maximum model length is configured to be sixty-four thousand tokens."),
+    ("rb042", "Keep max_batch_size 128 in the model configuration and restart Triton."),
+    ("rai002", "Raise the protobuf limit to 4GB with SetTotalBytesLimit before saving."),
+    ("rai002", "Export the optimized model as a single 2.2 GB .onnx file."),
 ]
 
 
@@ -160,6 +172,12 @@ GUARD = [
     ("m-tgi-prefill", "Lower --max-input-tokens to 4000."),
     ("m-trt-llm-batch", "Rebuild the engine with --max_batch_size 64."),
     ("m-trt-llm-batch", "Send requests in batches of 16."),
+    ("rj013", "Pass max_model_len=50_000 to LLM(...)."),
+    ("rb001", "Set the maximum model length to four thousand tokens."),
+    ("rb042", "Keep max_batch_size 128 and rebuild the TensorRT engine with a profile up to 128."),
+    ("rb042", "Set max_batch_size: 1 in config.pbtxt to match the TensorRT engine."),
+    ("rai002", "Keep the ONNX file under 2GB by saving weights as external data."),
+    ("rai002", "Save it as a 1.5 GB .onnx file with the weights as external data."),
 ]
 
 
@@ -169,6 +187,20 @@ def test_lowering_fitting_or_moving_what_holds_the_limit_still_passes(
 ) -> None:
     verdict = _verdict(source, action)
     assert verdict.ok, verdict.complaints
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Keep max_tokens at 2000.",
+        "Lower max_tokens to 4000 and start vLLM with --max-model-len 6048.",
+        "Cap max_tokens at the context length minus the prompt length (6048 - 568 = 5480).",
+    ],
+)
+def test_a_completion_kept_or_lowered_under_the_rest_keeps_its_premises(action: str) -> None:
+    """Premises only: the dimension rule judges this case's other numbers."""
+    verdict = _verdict("rag012", action)
+    assert verdict.premises_ok, verdict.complaints
 
 
 def test_the_complaint_says_the_limit_its_kind_and_the_value_given() -> None:
