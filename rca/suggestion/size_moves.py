@@ -270,7 +270,7 @@ def size_harms(
         return []
     said = _said(action)
     mentions = [m for clause in _CLAUSE.split(said) if clause.strip() for m in _mentions(clause)]
-    named = {m.family for m in mentions}
+    named = {m.family for m in mentions if not m.kept}
     moved = {m.family for m in mentions if not m.kept and (m.value is not None or m.way)}
     words = {token.lower() for token in _TOKEN.findall(said)[:_MAX_TOKENS]}
     rebuilt = bool(words & _REBUILD)

@@ -213,6 +213,13 @@ def test_a_kept_value_past_an_engines_or_memorys_bound_keeps_the_failure() -> No
     )
     assert size_harms("Keep max_batch_size 128 in config.pbtxt.", engine)
     assert size_harms("Keep max_batch_size 128 and rebuild the engine.", engine) == []
+    kv = read_size_bounds(
+        [
+            "The model's max seq len (32768) is larger than the maximum number of tokens that"
+            " can be stored in KV cache (7344)."
+        ]
+    )
+    assert size_harms("Keep gpu_memory_utilization at 0.9 and set max_model_len 32768.", kv)
 
 
 def test_what_the_answer_reports_keeps_or_turns_down_is_no_move() -> None:
