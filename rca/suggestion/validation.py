@@ -41,6 +41,7 @@ from rca.suggestion.checks.dimensions import (
     named_dims,
     shape_incompatibility,
     unknown_dim_share,
+    unknown_dims,
 )
 from rca.suggestion.checks.file_location import location_violations
 from rca.suggestion.checks.int64_cast import int64_violations
@@ -48,8 +49,14 @@ from rca.suggestion.checks.layer_resize import resize_violations
 from rca.suggestion.checks.leading_axis import leading_axis_violations
 from rca.suggestion.checks.pad_eos import pad_eos_violations
 from rca.suggestion.checks.placeholders import template_remnants
+from rca.suggestion.checks.stated_numbers import incident_numbers
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
-from rca.suggestion.imperative_verbs import IMPERATIVE_VERBS, verb_before_object
+from rca.suggestion.imperative_verbs import (
+    IMPERATIVE_VERBS,
+    past_lead_clauses,
+    verb_before_object,
+    without_asides,
+)
 from rca.suggestion.layer_width import derived_dims
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.premises import Premises, premise_complaints, read_premises
@@ -94,6 +101,11 @@ _JOINING = frozenset({"but", "and", "instead", "then", "so", "just", "rather"})
 def format_ok(action: Any, reason: Any) -> tuple[bool, str]:
     """Tell whether the answer has the shape users expect: "<Verb> <object>." plus a reason.
 
+    The verb is read where the instruction starts: past a lead clause ("If the image was
+    loaded as (256, 256, 3), permute it ...", "Instead of the default 32768, pass ...") and,
+    after a negative imperative, in the first part it says outside brackets ("Don't use
+    strict=False (it would ...); strip ...").
+
     Returns ``(ok, problem)``; ``problem`` is empty when ``ok``.
     """
     if not isinstance(action, str) or not action.strip():
@@ -105,9 +117,10 @@ def format_ok(action: Any, reason: Any) -> tuple[bool, str]:
         return False, f"action is {len(action)} characters; keep it within {MAX_ACTION_CHARS}"
     if len(reason) > MAX_REASON_CHARS:
         return False, f"reason is {len(reason)} characters; keep it within {MAX_REASON_CHARS}"
-    head, _, rest = action.lstrip("`*_\"' ").partition(" ")
+    instruction = past_lead_clauses(action)
+    head, _, rest = instruction.lstrip("`*_\"' ").partition(" ")
     first = head.strip(",.:;`*_\"'").lower()
-    if first in _NEGATIVE and (said := said_parts(action)):
+    if first in _NEGATIVE and (said := said_parts(without_asides(instruction))):
         words = said[0].lstrip("`*_\"' ").split(" ", 2)
         if len(words) > 1 and words[0].lower() in _JOINING:  # "..., but keep it int32"
             words = words[1:]
@@ -211,9 +224,10 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
             "give no URL that the cited runbook does not contain; remove: " + ", ".join(foreign)
         )
     derived = derived_dims(ctx.shape_diff or [])
-    unknown_share = unknown_dim_share(text, ctx.shape_diff, derived)
+    stated = incident_numbers(ctx.message or "", ctx.logs)
+    unknown_share = unknown_dim_share(text, ctx.shape_diff, derived, stated)
     if unknown_share > MAX_UNKNOWN_DIM_SHARE:
-        unknown = sorted(named_dims(text) - diff_dims(ctx.shape_diff) - derived)
+        unknown = sorted(unknown_dims(text, ctx.shape_diff, derived, stated))
         also = f" or derived from it ({', '.join(map(str, sorted(derived)))})" if derived else ""
         complaints.append(
             "name tensor dimensions only from the shape diff "

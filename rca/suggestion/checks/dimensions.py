@@ -10,12 +10,16 @@ from pathlib import Path
 from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff, incompatibility
 from rca.suggestion.checks import MAX_SCAN_CHARS
+from rca.suggestion.checks.stated_numbers import axis_differences, computed_numbers
+from rca.suggestion.size_settings import size_names
 
 __all__ = [
     "diff_dims",
     "named_dims",
+    "setting_values",
     "shape_incompatibility",
     "unknown_dim_share",
+    "unknown_dims",
     "without_axes",
     "without_option_values",
 ]
@@ -142,25 +146,76 @@ _SETTING_VALUE = linear(
 )
 
 
+def _size_setting_pattern() -> str:
+    """The settings that name a token count, batch or other size of the run
+    (``rca/knowledge/size-settings.toml``: ``max_tokens``, ``--max-model-len``, ``-c``,
+    "context length"), as written in prose or code (``-`` or ``_``, any case, a dotted owner
+    before it). A phrase naming a shape or dimension ("binding shape") names a tensor size."""
+    names = size_names()
+    keys = [re.escape(key).replace("_", "[_-]") for key in names.keys]
+    flags = [re.escape(flag) for flag in names.flags]
+    phrases = [
+        r"\s+".join(re.escape(word) for word in words)
+        for words, _ in names.phrases
+        if not {"shape", "shapes", "dimension", "dimensions"} & set(words)
+    ]
+    alternatives = sorted([*keys, *flags, *phrases], key=len, reverse=True)
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+#: A number given to a size setting: ``max_tokens at 2000``, "(max_tokens) to 5400",
+#: ``model.max_seq_length to 256``, ``--max-model-len 56000``, "from 6048 to 4000" (both).
+_SIZE_SETTING_VALUE = linear(
+    rf"(?:^|[^\w-])-{{0,2}}{_size_setting_pattern()}[`'\"*)]*"
+    r"(?:\s*[=:(]\s*|\s+(?:to|of|is|at|from|as|below|under|of\s+at\s+most)\s+|\s+)[`'\"*]*"
+    r"(?P<value>\d+)\b(?:\s+to\s+(?P<to>\d+)\b)?",
+    ignore_case=True,
+)
+
+
 def _blank(chars: list[str], span: tuple[int, int]) -> None:
     start, end = span
     chars[start:end] = " " * (end - start)
 
 
+def _setting_value_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` gives a number to a setting of the run rather than a tensor size.
+
+    Groups are read by index: google-re2's own match (non-ASCII text) takes no group names.
+    """
+    spans: list[tuple[int, int]] = []
+    name, value = (_OPTION_VALUE.groupindex[group] for group in ("name", "value"))
+    for match in _OPTION_VALUE.finditer(text):
+        parts = set(match.group(name).lower().replace("-", "_").split("_"))
+        if not parts & _SHAPE_PARTS or parts & _SETTING_NOUNS:
+            spans.append(match.span(value))
+    for pattern, groups in (
+        (_SETTING_VALUE, ("value", "to", "before")),
+        (_SIZE_SETTING_VALUE, ("value", "to")),
+    ):
+        indices = [pattern.groupindex[group] for group in groups]
+        for match in pattern.finditer(text):
+            spans += [match.span(i) for i in indices if match.group(i) is not None]
+    return spans
+
+
 def without_option_values(text: str) -> str:
     """``text`` with the values of named settings blanked (same length): options with no
     shape part or with a setting noun (``max_tokens=5000``, ``--tensor-parallel-size 2``,
-    ``batch_size=1``) and prose settings ("batch size to 1", "8 workers")."""
+    ``batch_size=1``), prose settings ("batch size to 1", "8 workers") and the token counts,
+    lengths and batches of ``size-settings.toml`` (``max_tokens at 2000``,
+    ``model.max_seq_length to 256``, ``--max-model-len 56000``): a length the run is given,
+    which the size-bound checks weigh against the incident's limit, not a tensor's size."""
     chars = list(text)
-    for match in _OPTION_VALUE.finditer(text):
-        parts = set(match.group("name").lower().replace("-", "_").split("_"))
-        if not parts & _SHAPE_PARTS or parts & _SETTING_NOUNS:
-            _blank(chars, match.span("value"))
-    for match in _SETTING_VALUE.finditer(text):
-        for group in ("value", "to", "before"):
-            if match.group(group) is not None:
-                _blank(chars, match.span(group))
+    for span in _setting_value_spans(text):
+        _blank(chars, span)
     return "".join(chars)
+
+
+def setting_values(text: str) -> set[int]:
+    """The numbers ``text`` gives to settings (:func:`without_option_values` blanks them):
+    the answer's own values, which its reason may repeat ("2000 + 568 fits")."""
+    return {int(text[start:end]) for start, end in _setting_value_spans(text)}
 
 
 def named_dims(text: str) -> set[int]:
@@ -177,7 +232,9 @@ def named_dims(text: str) -> set[int]:
     """
     if not isinstance(text, str):
         return set()
-    text = without_option_values(without_axes(text[:MAX_SCAN_CHARS]))
+    text = without_axes(text[:MAX_SCAN_CHARS])
+    own = setting_values(text)
+    text = without_option_values(text)
     dims: set[int] = set()
     for match in _SHAPE_LITERAL.finditer(text):
         dims.update(int(n) for n in re.findall(r"(?<![-\w])\d+", match.group(0)))
@@ -185,7 +242,7 @@ def named_dims(text: str) -> set[int]:
         dims.add(int(match.group("n")))
     for match in _BARE_INT.finditer(text):
         number = int(match.group("n"))
-        if number < 2 or len(match.group("n")) > 9:
+        if number < 2 or len(match.group("n")) > 9 or number in own:
             continue
         if _UNIT_AFTER.match(text, match.end()) or _NOT_DIM_BEFORE.search(
             text[max(match.start() - 24, 0) : match.start()]
@@ -204,18 +261,35 @@ def diff_dims(diffs: Iterable[ShapeDiff]) -> set[int]:
     return dims
 
 
-def unknown_dim_share(text: str, diffs: Iterable[ShapeDiff], derived: Iterable[int] = ()) -> float:
-    """Share of the dimensions named in ``text`` that appear in no shape of the diff and are
-    not ``derived`` from it by the incident's premises (a folded input's batch).
+def unknown_dims(
+    text: str, diffs: Iterable[ShapeDiff], derived: Iterable[int] = (), stated: Iterable[int] = ()
+) -> set[int]:
+    """The dimensions named in ``text`` that no shape of the diff holds, that are not
+    ``derived`` from it by the incident's premises (a folded input's batch) nor ``stated``
+    in the incident's text (the message's "568 in the messages"), nor a gap between the
+    diff's sizes or a result ``text`` computes from such numbers (:mod:`.stated_numbers`).
 
-    0.0 when the diff is empty (nothing to check against) or no dimension is named.
+    Empty when the diff is empty: nothing to check against.
     """
     diffs = list(diffs or ())
     known = diff_dims(diffs)
-    if not known:
-        return 0.0
-    known |= set(derived)
+    if not known or not isinstance(text, str):
+        return set()
+    known |= set(derived) | set(stated) | axis_differences(diffs)
+    unknown = named_dims(text) - known
+    if unknown:
+        unknown -= computed_numbers(text, known | setting_values(text[:MAX_SCAN_CHARS]))
+    return unknown
+
+
+def unknown_dim_share(
+    text: str, diffs: Iterable[ShapeDiff], derived: Iterable[int] = (), stated: Iterable[int] = ()
+) -> float:
+    """Share of the dimensions named in ``text`` that :func:`unknown_dims` finds ungrounded.
+
+    0.0 when the diff is empty (nothing to check against) or no dimension is named.
+    """
     named = named_dims(text)
     if not named:
         return 0.0
-    return round(len(named - known) / len(named), 4)
+    return round(len(unknown_dims(text, diffs, derived, stated)) / len(named), 4)
