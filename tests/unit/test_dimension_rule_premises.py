@@ -99,7 +99,9 @@ def test_a_settings_value_is_not_a_tensor_dimension(action, message, runbook):
 
 
 def test_shape_options_keep_their_values_as_dimensions():
-    assert named_dims("Set `in_features=4096` and `max_seq_len` to 512.") == {4096, 512}
+    assert named_dims("Set `in_features=4096` and `hidden_size` to 512.") == {4096, 512}
+    # A length the run is given is a setting (size-settings.toml), not a tensor size.
+    assert named_dims("Set `in_features=4096` and `max_seq_len` to 512.") == {4096}
     assert named_dims("Set `max_tokens=5000` and `--max-model-len 4096`.") == set()
 
 
