@@ -66,6 +66,12 @@ _ACCEPTS = linear(
     r"\bdef\s+\w+\s*\(|\*\*kwargs\b|\b(?:signature|override|overrides|overridden|accept|accepts)\b",
     ignore_case=True,
 )
+#: After an old spelling: what it becomes ("`auto_select_gpus=True` becomes `devices="auto"`").
+_BECOMES = linear(
+    r"[^\s,;.]{0,30}\s*(?:->|→|=>|\b(?:becomes|turns\s+into|is\s+replaced\s+by|is\s+now)\b)",
+    ignore_case=True,
+)
+_REPLACE_BEFORE = linear(r"\b(?:replace|rename|swap|change)\s+[`'\"]?$", ignore_case=True)
 _PACKAGE_MOVE = linear(
     r"\b(?:upgrade|downgrade|pin|install|update|roll\s+back|revert|go\s+back)\b", ignore_case=True
 )
@@ -202,8 +208,27 @@ def _arguments(text: str, shown: FailingValues) -> list[str]:
         f"the message shows {option.name} is an argument the call rejects: passing it again"
         " fails the same way; remove or rename it, or move to a release that accepts it"
         for option in options_set_by(text)
-        if option.key in shown.arguments and option.how == "set" and option.value is not None
+        if option.key in shown.arguments
+        and option.how == "set"
+        and option.value is not None
+        and not _replaced(text, option.name)
     ]
+
+
+def _replaced(text: str, name: str) -> bool:
+    """Every mention of ``name`` is what the answer replaces: "`x=True` becomes `y`",
+    "replace `x=True` with ...", "instead of `x=True`" (the old spelling of a renamed flag)."""
+    spots = []
+    at = text.find(name)
+    while at >= 0 and len(spots) < 16:
+        spots.append(at)
+        at = text.find(name, at + 1)
+    return bool(spots) and all(
+        _old(text, spot)
+        or _REPLACE_BEFORE.search(text[max(0, spot - 40) : spot]) is not None
+        or _BECOMES.match(text, spot + len(name)) is not None
+        for spot in spots
+    )
 
 
 def _placements(text: str, shown: FailingValues) -> list[str]:

@@ -38,6 +38,7 @@ CUBLAS = (
     " but found runtime version (8, 9, 2)."
 )
 ACCELERATE = dev_case("rg008")["message"]
+LIGHTNING = "TypeError: Trainer.__init__() got an unexpected keyword argument 'auto_select_gpus'"
 KERAS_ARGS = "ValueError: Argument(s) not recognized: {'lr': 0.002}"
 ARGPARSE = "train.py: error: unrecognized arguments: --fp16_opt_level O2"
 JAXLIB = (
@@ -119,6 +120,13 @@ def test_right_answers_to_the_same_messages_keep_passing(message, action):
             "Add it to the override: `def compute_loss(self, model, inputs, num_items=None):`.",
             False,
         ),
+        (LIGHTNING, "Pass auto_select_gpus=True to the Trainer.", True),
+        (
+            LIGHTNING,
+            'Replace the removed flag: `auto_select_gpus=True` becomes `devices="auto"`.',
+            False,
+        ),
+        (LIGHTNING, 'Use devices="auto" instead of auto_select_gpus=True.', False),
         (KERAS_ARGS, "Pass `lr=0.001` to Adam.", True),
         (KERAS_ARGS, "Use learning_rate=0.002 instead of lr.", False),
         (ARGPARSE, "Run train.py with --fp16_opt_level O1.", True),
