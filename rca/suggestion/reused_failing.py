@@ -218,7 +218,7 @@ def _arguments(text: str, shown: FailingValues) -> list[str]:
 def _replaced(text: str, name: str) -> bool:
     """Every mention of ``name`` is what the answer replaces: "`x=True` becomes `y`",
     "replace `x=True` with ...", "instead of `x=True`" (the old spelling of a renamed flag)."""
-    spots = []
+    spots: list[int] = []
     at = text.find(name)
     while at >= 0 and len(spots) < 16:
         spots.append(at)
