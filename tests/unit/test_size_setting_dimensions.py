@@ -112,3 +112,11 @@ def test_non_ascii_text_is_read_too() -> None:
     assert named_dims("Keep max_tokens at 2000 — the prompt’s 568 tokens fit.") == {568}
     action, reason = "Keep max_tokens at 2000 → fits.", "2000 + 568 − 0."
     assert _dimension_complaints(_RAG012, action, reason) == []
+
+
+def test_numbers_of_bare_log_lines_count_as_stated() -> None:
+    """Log entries arrive as dicts or as bare lines (SDKs, the layer-origin tests): both are
+    read, and neither breaks validation (a bare line crashed it once)."""
+    from rca.suggestion.checks.stated_numbers import incident_numbers
+
+    assert {568, 6048} <= incident_numbers("", ["prompt has 568 tokens", {"message": "cap 6048"}])

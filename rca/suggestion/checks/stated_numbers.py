@@ -26,10 +26,14 @@ _NUMBER = linear(r"(?:^|[^\w.])(?P<n>\d{1,9})(?:[^\w.]|\.(?:\D|$)|$)")
 _ARITHMETIC = linear(r"(?P<a>\d{1,9})\s*(?P<op>[-+*/×−])\s*(?P<b>\d{1,9})\s*=\s*(?P<c>\d{1,9})\b")
 
 
-def incident_numbers(message: str, logs: Iterable[Mapping[str, Any]] = ()) -> set[int]:
+def incident_numbers(message: str, logs: Iterable[Mapping[str, Any] | str] = ()) -> set[int]:
     """The whole numbers the incident's message and log lines state (not the digits of a
-    version or a decimal: ``2.1``, ``0.95``)."""
-    texts = [message or "", *(str(entry.get("message") or "") for entry in logs or ())]
+    version or a decimal: ``2.1``, ``0.95``). A log entry is a dict with a ``message`` or,
+    as the SDKs and tests also send them, a bare line."""
+    texts = [message or ""]
+    for entry in logs or ():
+        text = entry.get("message") if isinstance(entry, Mapping) else entry
+        texts.append(str(text or ""))
     numbers: set[int] = set()
     for text in texts:
         text = text[:MAX_SCAN_CHARS]
