@@ -117,16 +117,50 @@ class Command(BaseCommand):
             "-V",
             action="store_true",
             dest="show_cases",
-            help="with --suggest: print each case's suggested action and cited runbook",
+            help="with --suggest: print each case's suggested action and cited runbook; with "
+            "--validation-probe: each line's verdict (never a line of the hold half)",
+        )
+        ev.add_argument(
+            "--validation-probe",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help="score validation on a probe of labelled answers (eval/validation/*.jsonl): "
+            "verdicts right, harmful passing, right rejected, per half",
+        )
+        ev.add_argument(
+            "--half",
+            choices=["tune", "hold", "all"],
+            default="all",
+            help="with --validation-probe: score only this half (hold: aggregates only)",
         )
         sw = sub.add_parser("sweep", help="re-enqueue analyses stuck in pending/analyzing")
         sw.add_argument("--older-than", type=int, default=None, help="seconds (default: setting)")
 
     def handle(self, *args: str, action: str, **options: Any) -> None:
-        if action == "eval":
+        if action == "eval" and options.get("validation_probe"):
+            self._validation_probe(options["validation_probe"], **options)
+        elif action == "eval":
             self._eval(**options)
         elif action == "sweep":
             self._sweep(options.get("older_than"))
+
+    def _validation_probe(self, path: Path, **options: Any) -> None:
+        from rca.evaluation.validation_probe import probe_report
+
+        corpus = options.get("corpus") or [None]
+        try:
+            report = probe_report(
+                path,
+                half=options["half"],
+                corpus=corpus[0],
+                k=options["k"],
+                verbose=options["show_cases"],
+                as_json=options["json"],
+            )
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(report)
 
     def _sweep(self, older_than: int | None) -> None:
         from datetime import timedelta
