@@ -27,7 +27,7 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection, transaction
 
-from ingest.inbox.records import payload_text
+from ingest.inbox.records import storable_with_text
 from ingest.models import InboxItem, Project
 from ingest.prepared import fetch
 from ingest.sentry import deferred
@@ -87,9 +87,10 @@ def project_rows(ids: set[int]) -> dict[int, Project]:
 
 def _mapped(group: list[Row]) -> tuple[list[dict[str, Any]], list[str | None]]:
     """Raw Sentry events as incident payloads, mapped in one loop (`ingest.sentry.deferred`),
-    each with its JSON text so scrubbing can skip what shows nothing to scrub."""
-    payloads = [deferred.incident_payload(row.payload) for row in group]
-    return payloads, [payload_text(payload) for payload in payloads]
+    each storable and with its JSON text, so scrubbing can skip what shows nothing to scrub
+    and storing need not copy it through `storable` again."""
+    pairs = [storable_with_text(deferred.incident_payload(row.payload)) for row in group]
+    return [payload for payload, _ in pairs], [text for _, text in pairs]
 
 
 def store_rows(rows: list[Row], projects: dict[int, Project]) -> None:

@@ -47,6 +47,14 @@ def payload_text(payload: dict[str, Any] | str) -> str:
     always: it finds NaN, and the text shows NUL and surrogates); the copy otherwise."""
     if isinstance(payload, str):
         return payload
+    return storable_with_text(payload)[1]
+
+
+def storable_with_text(payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """`storable(payload)` and `payload_text` of it, copying only when something must be
+    replaced: the payload itself when its text shows nothing to replace. So a caller that
+    holds the text need not copy the payload through `storable` again (the processor's
+    mapped Sentry events: ~20 us an event, issue 19)."""
     try:
         text = json.dumps(
             payload, ensure_ascii=False, allow_nan=False, separators=_TIGHT, default=_iso
@@ -54,8 +62,9 @@ def payload_text(payload: dict[str, Any] | str) -> str:
     except ValueError:  # NaN or ±Infinity
         text = ""
     if text and "\\u0000" not in text and (text.isascii() or _encodes(text)):
-        return text
-    return json.dumps(storable(payload), ensure_ascii=False, separators=_TIGHT, default=_iso)
+        return payload, text
+    copy = storable(payload)
+    return copy, json.dumps(copy, ensure_ascii=False, separators=_TIGHT, default=_iso)
 
 
 def _encodes(text: str) -> bool:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.inbox.records import make_records, payload_text
+from ingest.inbox.records import make_records, payload_text, storable_with_text
 from ingest.inbox.write import document
 from ingest.storable import storable
 
@@ -71,3 +71,23 @@ def test_the_document_carries_each_record_and_its_payload(sent):
         assert {k: row[k] for k in ("project_id", "source", "event_id", "received_at")} == {
             k: record[k] for k in ("project_id", "source", "event_id", "received_at")
         }
+
+
+@given(payloads)
+def test_storable_with_text_is_the_storable_copy_and_its_text(payload):
+    stored, text = storable_with_text(payload)
+    assert text == payload_text(payload)
+    assert json.loads(text) == _before(payload)
+    # the payload handed on is storable as it is: storing does not copy it again
+    assert json.dumps(stored, sort_keys=True, default=str) == json.dumps(
+        storable(payload), sort_keys=True, default=str
+    )
+
+
+def test_storable_with_text_copies_only_when_something_is_replaced():
+    clean = {"service": "s", "tags": {"n": 1.5}}
+    assert storable_with_text(clean)[0] is clean
+    dirty = {"service": "s", "tags": {"loss": math.nan, "x\x00": "a\ud800"}}
+    stored, _ = storable_with_text(dirty)
+    assert stored is not dirty
+    assert stored["tags"] == {"loss": "NaN", "x\ufffd": "a\ufffd"}
