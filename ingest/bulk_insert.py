@@ -3,7 +3,7 @@
 Why not `bulk_create`: on PostgreSQL, Django 5.2 sends each column as an array, and
 psycopg text-escapes every quote of every JSON value in it through a regex template.
 Incidents are mostly JSON, so that escaping was a fifth of a batch's CPU. Here the
-rows travel as one document made by the C JSON encoder, and PostgreSQL takes it apart.
+rows travel as one document made by a compiled JSON encoder, and PostgreSQL takes it apart.
 
 The column list comes from the model's own fields, so a new field is inserted without
 touching this module. Values are what the fields' `pre_save` gives (so `auto_now_add`
@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import Model
+from pydantic_core import PydanticSerializationError, to_json
 
 from ingest.prepared import fetch
 
@@ -51,13 +52,24 @@ def _statement(model: type[Model]) -> tuple[str, tuple[Any, ...]]:
     return sql, fields
 
 
+def _document(rows: list[dict[str, Any]]) -> str:
+    """The rows as one JSON array, by pydantic-core's encoder (issue 19: ~3-4x faster than
+    `json.dumps`, 30-38 us an incident here; datetimes are ISO 8601, UTC as `Z`). What it
+    cannot encode (a lone surrogate, an unknown type) goes through `json.dumps`, which
+    writes or refuses it as before; NaN is written as NaN by both, and jsonb refuses it."""
+    try:
+        return to_json(rows).decode()
+    except PydanticSerializationError:
+        return json.dumps(rows, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
 def insert_rows(objs: Sequence[Model]) -> None:
     """INSERT unsaved instances of one model in one statement; sets their primary keys."""
     if not objs:
         return
     sql, fields = _statement(type(objs[0]))
     rows = [{f.column: f.pre_save(obj, True) for f in fields} for obj in objs]
-    document = json.dumps(rows, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+    document = _document(rows)
     pks = [row[0] for row in fetch(sql, [document])]
     for obj, pk in zip(objs, pks, strict=True):
         obj.pk = pk

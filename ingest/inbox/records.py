@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from django.utils import timezone
+from pydantic_core import PydanticSerializationError, to_json
 
 from ingest.storable import storable
 from ingest.store import client_event_id
@@ -43,28 +44,39 @@ def _iso(value: Any) -> str:
 def payload_text(payload: dict[str, Any] | str) -> str:
     """The payload as JSON text jsonb stores: `json.dumps(storable(payload))` (no NUL,
     lone surrogate or NaN, which jsonb refuses; `ingest.storable`, as storing does anyway),
-    datetimes as ISO text. One C-speed encoding when there is nothing to replace (nearly
-    always: it finds NaN, and the text shows NUL and surrogates); the copy otherwise."""
+    datetimes as ISO text. One encoding in Rust (`_encoded`) when there is nothing to
+    replace (nearly always: NaN and ±Infinity become storable's strings there, and the text
+    shows NUL and surrogates); the copy otherwise."""
     if isinstance(payload, str):
         return payload
-    return storable_with_text(payload)[1]
+    text = _encoded(payload)
+    if text is not None and "\\u0000" not in text:
+        return text
+    return json.dumps(storable(payload), ensure_ascii=False, separators=_TIGHT, default=_iso)
 
 
 def storable_with_text(payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """`storable(payload)` and `payload_text` of it, copying only when something must be
-    replaced: the payload itself when its text shows nothing to replace. So a caller that
-    holds the text need not copy the payload through `storable` again (the processor's
-    mapped Sentry events: ~20 us an event, issue 19)."""
-    try:
-        text = json.dumps(
-            payload, ensure_ascii=False, allow_nan=False, separators=_TIGHT, default=_iso
-        )
-    except ValueError:  # NaN or ±Infinity
-        text = ""
-    if text and "\\u0000" not in text and (text.isascii() or _encodes(text)):
+    replaced: the payload itself when its text shows nothing to replace (no NUL, and no
+    `NaN` or `Infinity` anywhere, which a non-finite number would have written). So a
+    caller that holds the text need not copy the payload through `storable` again (the
+    processor's mapped Sentry events: ~20 us an event, issue 19)."""
+    text = _encoded(payload)
+    if text is not None and "\\u0000" not in text and "NaN" not in text and "Infinity" not in text:
         return payload, text
     copy = storable(payload)
-    return copy, json.dumps(copy, ensure_ascii=False, separators=_TIGHT, default=_iso)
+    return copy, payload_text(copy)
+
+
+def _encoded(payload: dict[str, Any]) -> str | None:
+    """Compact JSON text by pydantic-core's encoder, NaN and ±Infinity as the strings
+    `storable` makes of them, datetimes in ISO 8601 (UTC as `Z`); None when it cannot
+    encode (a lone surrogate: UTF-8 has no spelling for it). Issue 19: ~4x faster than
+    `json.dumps` on the bench's payloads (a 1.2 KB mapped Sentry event 26 -> ~7 us)."""
+    try:
+        return to_json(payload, inf_nan_mode="strings").decode()
+    except PydanticSerializationError:
+        return None
 
 
 def _encodes(text: str) -> bool:

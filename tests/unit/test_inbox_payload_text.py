@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -57,7 +57,10 @@ def test_a_payload_with_nothing_to_replace_is_encoded_as_it_is():
 
 def test_times_are_iso_text_and_text_passes_through():
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    assert json.loads(payload_text({"occurred_at": when})) == {"occurred_at": when.isoformat()}
+    sent = json.loads(payload_text({"occurred_at": when}))["occurred_at"]
+    assert datetime.fromisoformat(sent.replace("Z", "+00:00")) == when  # as store reads it
+    zoned = datetime(2026, 1, 2, 3, 4, 5, 123, tzinfo=timezone(timedelta(hours=2)))
+    assert json.loads(payload_text({"t": zoned}))["t"] == zoned.isoformat()
     assert payload_text('{"a":1}') == '{"a":1}'
 
 
@@ -91,3 +94,24 @@ def test_storable_with_text_copies_only_when_something_is_replaced():
     stored, _ = storable_with_text(dirty)
     assert stored is not dirty
     assert stored["tags"] == {"loss": "NaN", "x\ufffd": "a\ufffd"}
+
+
+finite = st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+storable_like = st.recursive(
+    st.none() | st.booleans() | finite | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=16,
+)
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=8), storable_like, max_size=5), max_size=3))
+def test_the_insert_document_reads_as_json_dumps_wrote_it(rows):
+    """bulk_insert's document (pydantic-core's encoder) holds what json.dumps wrote; what
+    it cannot encode (a lone surrogate) is written by json.dumps itself, as before."""
+    from ingest.bulk_insert import _document
+
+    expected = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    assert json.loads(_document(rows)) == json.loads(expected)
+    assert _document([{"m": "a\ud800"}]) == json.dumps(
+        [{"m": "a\ud800"}], ensure_ascii=False, separators=(",", ":")
+    )
