@@ -194,17 +194,19 @@ def scrub_parsed(value: Any, text: str) -> Any:
     (any trigger of one of its strings is in it, see `_finds_nothing_in`) instead of by
     the prefilter: `release: app@1.2` or `framework_version` need not cost an RE2 call
     per string."""
-    if _finds_nothing_in(text) and _within_depth(value, text):
-        return value
     if not (text.isascii() and "\\u" not in text and "\\/" not in text):
         return scrub(value)
-    present = _triggers_in(text)
-    if _no_rule_matches(text, present) and _within_depth(value, text):
+    low = text.lower()
+    present = _triggers_in(text, low)
+    # No trigger and no `phrase` is `_finds_nothing_in` (in ASCII text the prefilter finds a
+    # trigger iff one is a substring of `low`): one scan of the text, not two (issue 19).
+    nothing = not present and _NAME_WITHOUT_TRIGGER not in low
+    if (nothing or _no_rule_matches(text, present, low)) and _within_depth(value, text):
         return value
     return _scrub(value, _Tally(present), 0)
 
 
-def _no_rule_matches(text: str, present: tuple[str, ...]) -> bool:
+def _no_rule_matches(text: str, present: tuple[str, ...], low: str | None = None) -> bool:
     """True when no rule whose trigger the ASCII document `text` holds matches anywhere in
     it, and no key is a secret name: then no string has anything to scrub.
 
@@ -219,7 +221,7 @@ def _no_rule_matches(text: str, present: tuple[str, ...]) -> bool:
     lowercased text iff it is among them (rules' triggers are lowercase; one that is not
     was never in the lowercased text either).
     """
-    if "\\" in text or _NAME_WITHOUT_TRIGGER in text.lower():
+    if "\\" in text or _NAME_WITHOUT_TRIGGER in (text.lower() if low is None else low):
         return False
     found = frozenset(present)
     if any(trigger in found for trigger in ASSIGNMENT_RULE.triggers):
@@ -240,7 +242,7 @@ def _literal_set(words: tuple[str, ...]) -> re2.Set:
 _TRIGGER_SET = _literal_set(_TRIGGERS)
 
 
-def _triggers_in(text: str) -> tuple[str, ...]:
+def _triggers_in(text: str, low: str | None = None) -> tuple[str, ...]:
     """The triggers the ASCII document holds, in `_TRIGGERS`' order. In ASCII text the
     prefilter finds a trigger iff it is a substring of the lowercased text (see `_apply`),
     so the answer is every trigger that is a substring of it, overlapping ones included (a
@@ -250,9 +252,12 @@ def _triggers_in(text: str) -> tuple[str, ...]:
     ~40 us for a substring test per trigger (46), which is what runs if the set reports
     none (it reports nothing, never a part, if its automaton could not run). (It once asked
     the prefilter again after each trigger it found, and each call re-encoded the whole
-    document: quadratic, 56 s for a 1 MB document of `@`.)"""
-    low = text.lower()
+    document: quadratic, 56 s for a 1 MB document of `@`.) `low`: `text.lower()`, when the
+    caller has it."""
+    low = text.lower() if low is None else low
     hits = _TRIGGER_SET.Match(low)
     if not hits:
+        if PREFILTER.search(text) is None:
+            return ()  # none at all (the common case of a set reporting nothing): one scan
         return tuple(trigger for trigger in _TRIGGERS if trigger in low)
     return tuple(_TRIGGERS[i] for i in sorted(hits))

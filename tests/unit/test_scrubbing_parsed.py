@@ -183,3 +183,20 @@ def test_a_trigger_set_that_reports_nothing_falls_back_to_a_test_per_trigger(mon
     text = json.dumps(event)
     assert scrubbing._triggers_in(text) == ("@", "rk_")
     assert scrub_parsed(event, text) == scrub(event) != event
+
+
+def test_a_document_holding_triggers_is_scanned_for_them_once(monkeypatch):
+    """Issue 19: the trigger set's one pass decides; the prefilter's scan of the whole
+    document ran before it too (~10 us an incident), and runs now only when the set
+    reports nothing."""
+    import ingest.scrubbing as scrubbing
+
+    class NoScan:
+        def search(self, text: str) -> None:
+            raise AssertionError("the prefilter scanned the document again")
+
+    event = _sentry_event(logs=["mail ops@example.com when it fails"])
+    text = json.dumps(event, separators=(",", ":"))
+    expected = scrub(event)
+    monkeypatch.setattr(scrubbing, "PREFILTER", NoScan())
+    assert scrub_parsed(event, text) == expected != event
