@@ -29,6 +29,27 @@ Also tried and not added (``bench/step_phrases.py``, 265 and 295 dev cases, 5-fo
 file): a step that restates the message's own phrase (word pairs only it puts side by side)
 gains 0-2 out of fold with folds choosing either sign; a step whose code names what the
 message's advice sentence names gains 0-2 (two real cases, not more than two).
+
+Also tried and not added (``bench/step_halves.py``, issue 16, at b0d1d4a): the 545 dev cases
+of ``rca eval --realworld-dev --suggest`` split by ``sha1(case id)``, half A (289) to design
+on, half B (256) only to check; as shipped A 190 / 206 / 52 and B 176 / 181 / 39 (fix term in
+action / in action or reason / abstained). Half A's 99 misses: 32 cite a runbook that has a
+step with the fix term (5 of them abstain), 20 cite another one while a retrieved runbook has
+it (12 abstain), 34 have no retrieved runbook with it (22 abstain), 13 abstain with the fix in
+the guess. Of the 27 answered wrong-step cases, the right step shares fewer weighted words
+with the incident than the chosen one in 18, is not a candidate (premise, validation) in 4,
+and in the other 5 shares at most 0.36 more, less than the 0.5 a place costs; 3 of the 32
+have stack frames. The incident's words do not tell these steps apart. Choice alone
+(fix term in the chosen step, A / B, as ranked 203 / 190): a word discounted by the share of
+its runbook's other steps that have it (terms every step shares) 202-204 / 187-189; rarity
+over the whole corpus's steps instead of the retrieved ones' 203-204 / 190; a bonus for a step
+whose ``when``/``if`` clause the incident says 195-201 / 186-190; :attr:`position_penalty`
+0.25-0.75 189-202 / 182-189; :attr:`overlap_scale` 0.5-8 with :attr:`overlap` 0.5-3 (a joint
+grid outside the bench) at best 206 / 189 (scale 0.5, weight 0.5: a lone peak, not a
+plateau). Through the provider (the three figures, A and B): discount 0.75 191 / 206 / 52
+and 173 / 182 / 39; discount 1.0 189 / 205 / 52 and 173 / 182 / 39; corpus rarity 190 / 208 /
+50 and 175 / 181 / 38; position 0.6 189 / 206 / 52 and 175 / 182 / 39; position 0.4 185 / 205
+/ 52 and 172 / 182 / 39. None helps A without costing B.
 """
 
 from __future__ import annotations
