@@ -44,12 +44,14 @@ have stack frames. The incident's words do not tell these steps apart. Choice al
 its runbook's other steps that have it (terms every step shares) 202-204 / 187-189; rarity
 over the whole corpus's steps instead of the retrieved ones' 203-204 / 190; a bonus for a step
 whose ``when``/``if`` clause the incident says 195-201 / 186-190; :attr:`position_penalty`
-0.25-0.75 189-202 / 182-189; :attr:`overlap_scale` 0.5-8 with :attr:`overlap` 0.5-3 (a joint
-grid outside the bench) at best 206 / 189 (scale 0.5, weight 0.5: a lone peak, not a
-plateau). Through the provider (the three figures, A and B): discount 0.75 191 / 206 / 52
-and 173 / 182 / 39; discount 1.0 189 / 205 / 52 and 173 / 182 / 39; corpus rarity 190 / 208 /
-50 and 175 / 181 / 38; position 0.6 189 / 206 / 52 and 175 / 182 / 39; position 0.4 185 / 205
-/ 52 and 172 / 182 / 39. None helps A without costing B.
+0.25-0.75 189-202 / 182-189 (a step past the first paying 0.25-0.75 once plus 0.1-0.4 per
+place, or a log-shaped penalty, 190-202 / 182-189; both grids outside the bench);
+:attr:`overlap_scale` 0.5-8 with :attr:`overlap` 0.5-3 (a joint grid outside the bench) at
+best 206 / 189 (scale 0.5, weight 0.5: a lone peak, not a plateau). Through the provider
+(the three figures, A and B): discount 0.75 191 / 206 / 52 and 173 / 182 / 39; discount 1.0
+189 / 205 / 52 and 173 / 182 / 39; corpus rarity 190 / 208 / 50 and 175 / 181 / 38; position
+0.6 189 / 206 / 52 and 175 / 182 / 39; position 0.4 185 / 205 / 52 and 172 / 182 / 39. None
+helps A without costing B.
 """
 
 from __future__ import annotations
