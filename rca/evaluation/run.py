@@ -23,6 +23,7 @@ from rca.retrieval.weights import DEFAULT_WEIGHTS, FusionWeights
 if TYPE_CHECKING:
     from rca.corpus.runbook import Runbook
     from rca.retrieval.hybrid import Evidence, Mode
+    from rca.suggestion.context import AnalysisContext
 
 __all__ = [
     "DEFAULT_RUN",
@@ -221,6 +222,39 @@ class _Page(NamedTuple):
     body: str
 
 
+def suggestion_contexts(
+    incidents: Sequence[dict[str, Any]], index: CorpusIndex, bodies: dict[str, str], k: int = 5
+) -> list[AnalysisContext]:
+    """Each incident's analysis context as the worker builds it: the hybrid search's top ``k``
+    (default fusion) and the release-notes runbooks as evidence. The suggestion eval and the
+    validation probe (:mod:`rca.evaluation.validation_probe`) both score on these."""
+    from rca.corpus.embeddings import embed_queries
+    from rca.retrieval.hybrid import search
+    from rca.suggestion.context import evidence_from_runbook
+    from rca.suggestion.evidence import (
+        context_for,
+        evidence_from_retrieved,
+        with_documented_runbooks,
+    )
+    from rca.suggestion.providers.documented_steps import DOCUMENTED_PLACEHOLDER
+
+    signals: list[Signals] = [build_signals(incident) for incident in incidents]
+    embeddings = embed_queries([s.embedding_text() for s in signals])
+    documented = [  # the runbooks a release-notes row may add (as the worker's query finds them)
+        evidence_from_runbook(
+            _Page(slug, index.titles[at], index.classes[at], bodies[slug]), text=""
+        )
+        for at, slug in sorted(enumerate(index.slugs), key=lambda pair: pair[1])
+        if DOCUMENTED_PLACEHOLDER in bodies.get(slug, "")
+    ]
+    contexts = []
+    for incident, sig, vector in zip(incidents, signals, embeddings, strict=True):
+        found = search(sig, vector, k=k, index=index)
+        ctx = context_for(incident, evidence_from_retrieved(found, bodies))
+        contexts.append(with_documented_runbooks(ctx, lambda: documented))
+    return contexts
+
+
 def evaluate_suggestions(
     cases: list[dict[str, Any]],
     index: CorpusIndex,
@@ -233,35 +267,15 @@ def evaluate_suggestions(
     An abstention ("no confident suggestion") scores no hit whatever its best guess says;
     every candidate step is also validated before the provider's filter
     (:func:`~rca.suggestion.providers.step_ranking.audit_candidates`)."""
-    from rca.corpus.embeddings import embed_queries
-    from rca.retrieval.hybrid import search
-    from rca.suggestion.context import evidence_from_runbook
-    from rca.suggestion.evidence import (
-        context_for,
-        evidence_from_retrieved,
-        with_documented_runbooks,
-    )
     from rca.suggestion.providers import OfflineProvider, ProviderError
-    from rca.suggestion.providers.documented_steps import DOCUMENTED_PLACEHOLDER
     from rca.suggestion.providers.step_ranking import audit_candidates
     from rca.suggestion.validation import validate
 
     incidents = [case_incident(case) for case in cases]
-    signals: list[Signals] = [build_signals(incident) for incident in incidents]
-    embeddings = embed_queries([s.embedding_text() for s in signals])
+    contexts = suggestion_contexts(incidents, index, bodies, k=k)
     provider = OfflineProvider()
-    documented = [  # the runbooks a release-notes row may add (as the worker's query finds them)
-        evidence_from_runbook(
-            _Page(slug, index.titles[at], index.classes[at], bodies[slug]), text=""
-        )
-        for at, slug in sorted(enumerate(index.slugs), key=lambda pair: pair[1])
-        if DOCUMENTED_PLACEHOLDER in bodies.get(slug, "")
-    ]
     results = []
-    for case, incident, sig, vector in zip(cases, incidents, signals, embeddings, strict=True):
-        found = search(sig, vector, k=k, index=index)
-        ctx = context_for(incident, evidence_from_retrieved(found, bodies))
-        ctx = with_documented_runbooks(ctx, lambda: documented)
+    for case, ctx in zip(cases, contexts, strict=True):
         case_id, category = str(case.get("id", "")), str(case.get("category", ""))
         try:
             draft = provider.suggest(ctx)

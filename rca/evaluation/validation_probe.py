@@ -16,13 +16,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from rca.evaluation.probe_lines import HALVES, ProbeError, ProbeLine, load_probe
 
 if TYPE_CHECKING:
     from rca.retrieval.index import CorpusIndex
-    from rca.suggestion.context import AnalysisContext, Evidence
+    from rca.suggestion.context import AnalysisContext
 
 __all__ = ["Tally", "Verdict", "probe_report", "score_lines", "tally"]
 
@@ -98,15 +98,6 @@ def tally(verdicts: Iterable[Verdict]) -> dict[str, Tally]:
     return {half: halves[half] for half in HALVES if half in halves}
 
 
-class _Page(NamedTuple):
-    """A runbook of the scored corpus, as evidence is made of it."""
-
-    slug: str
-    title: str
-    failure_class: str
-    body: str
-
-
 def contexts(
     incidents: dict[str, dict[str, object]],
     index: CorpusIndex,
@@ -114,35 +105,11 @@ def contexts(
     k: int = 5,
 ) -> dict[str, AnalysisContext]:
     """Each incident's context (key -> context), as ``evaluate_suggestions`` builds it."""
-    from rca.corpus.embeddings import embed_queries
-    from rca.evaluation.run import case_incident
-    from rca.retrieval.hybrid import search
-    from rca.retrieval.signals import build_signals
-    from rca.suggestion.context import evidence_from_runbook
-    from rca.suggestion.evidence import (
-        context_for,
-        evidence_from_retrieved,
-        with_documented_runbooks,
-    )
-    from rca.suggestion.providers.documented_steps import DOCUMENTED_PLACEHOLDER
+    from rca.evaluation.run import case_incident, suggestion_contexts
 
     keys = list(incidents)
     built = [case_incident(incidents[key]) for key in keys]
-    signals = [build_signals(incident) for incident in built]
-    vectors = embed_queries([s.embedding_text() for s in signals])
-    documented: list[Evidence] = [
-        evidence_from_runbook(
-            _Page(slug, index.titles[at], index.classes[at], bodies[slug]), text=""
-        )
-        for at, slug in sorted(enumerate(index.slugs), key=lambda pair: pair[1])
-        if DOCUMENTED_PLACEHOLDER in bodies.get(slug, "")
-    ]
-    found: dict[str, AnalysisContext] = {}
-    for key, incident, sig, vector in zip(keys, built, signals, vectors, strict=True):
-        hits = search(sig, vector, k=k, index=index)
-        ctx = context_for(incident, evidence_from_retrieved(hits, bodies))
-        found[key] = with_documented_runbooks(ctx, lambda: documented)
-    return found
+    return dict(zip(keys, suggestion_contexts(built, index, bodies, k=k), strict=True))
 
 
 def score_lines(lines: Sequence[ProbeLine], ctxs: dict[str, AnalysisContext]) -> list[Verdict]:
