@@ -52,6 +52,7 @@ from rca.suggestion.cuda_components import (
 from rca.suggestion.driver_floors import driver_floor
 from rca.suggestion.driver_mismatch import driver_mismatch
 from rca.suggestion.negated_clauses import governed_end, negates_omission, turned_down
+from rca.suggestion.old_mentions import alternation, anywhere, before_mention
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = [
@@ -77,12 +78,16 @@ _DRIVER_WORD = linear(r"\b(?:drivers?|nvidia|branch|series)\b", ignore_case=True
 #: "Replace driver 535 with 470": the number "with" follows in a replacing clause is the one
 #: replaced.
 _REPLACED = linear(r"^\s*with\b", ignore_case=True)
-_REPLACING = linear(r"\b(?:replac\w{0,4}|swap\w{0,4})\b", ignore_case=True)
+_REPLACING = anywhere("replacing-verbs", "swapping")
 #: How far from the word "driver" a number is still its version: after it ("driver 525 or
 #: newer", "driver (R470)"), and before it ("the 535 driver", "R470 branch driver").
 _AFTER, _BEFORE = 48, 24
-#: A number these words precede is the driver it moves from or avoids, not its target.
-_NOT_TARGET = ("from", "not", "of", "installed", "installed:", "current", "currently")
+#: A number these words (:mod:`.old_mentions`) precede, read in :data:`_NOT_TARGET_WINDOW`
+#: characters before it, is the driver it moves from, avoids or has now, not its target ("from
+#: 470", "not 396", "instead of 460", "installed: 535"). Not the judged-old group: "install the
+#: older 470 driver" is where a downgrade goes.
+_NOT_TARGET = before_mention("preference", "source", "negation", "current-state", then=r"[\s(,:]*$")
+_NOT_TARGET_WINDOW = 16
 _CLAUSE_BREAKS = (". ", "; ", "\n", "? ", "! ")
 #: A requirement, not a target: a number a requirement word introduces in its clause ("needs
 #: NVIDIA driver 530", "at least the R525 driver", "driver >= 525.60.13"), read up to the
@@ -132,10 +137,13 @@ _DOWNGRADE = linear(
 #: out moves nothing to it. Each governs its own verb phrase only
 #: (:func:`.negated_clauses.governed_end`): "don't upgrade but downgrade the driver to 460"
 #: downgrades it.
+#: The words are :mod:`.old_mentions`' refusing groups; not its source group ("downgrade from
+#: 535 to 470" moves to 470) nor "than" ("a driver newer than 470" is a floor, read by
+#: :data:`_REQUIRED_BEFORE`).
 _REFUSED = linear(
-    r"\b(?:not|don[’']?t|never|no\s+need\s+to|instead\s+of|rather\s+than|avoid\w{0,3}"
-    r"|remov\w{0,3}|uninstall\w{0,3}|purg\w{0,3}|delet\w{0,3}|without"
-    r"|stop\s+\w{2,12}ing)\b",
+    r"\b(?:"
+    + alternation("preference", "negation", "exclusion", "removal")
+    + r"|stop\s+\w{2,12}ing)\b",
     ignore_case=True,
 )
 
@@ -301,8 +309,8 @@ def _named_targets(action: str) -> list[tuple[tuple[int, ...], str, bool]]:
     down = turned_down(text) if words else []
     for match in islice(_NUMBER.finditer(text), _MAX_MATCHES if words else 0):
         after = text[match.end() : match.end() + 5].lstrip().lower() + " "
-        before = text[max(0, match.start() - 16) : match.start()].lower().split()
-        if after.startswith(_UNITS) or (before and before[-1].strip("(,") in _NOT_TARGET):
+        before = text[max(0, match.start() - _NOT_TARGET_WINDOW) : match.start()]
+        if after.startswith(_UNITS) or _NOT_TARGET.search(before):
             continue
         if _required(text, *match.span()) or _refused(text, *match.span(), down):
             continue

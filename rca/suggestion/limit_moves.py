@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ingest.linear_regex import LinearPattern
 from ingest.linear_regex import compile as linear
 from rca.suggestion.enough_hardware import moves_to_enough
 from rca.suggestion.limit_wordings import attach_open_ranges, open_range
@@ -28,6 +29,7 @@ from rca.suggestion.named_limits import (
     name_words,
     show_value,
 )
+from rca.suggestion.old_mentions import anywhere
 from rca.suggestion.reported_clauses import without_reports
 from rca.suggestion.shown_tensors import dtype_of
 from rca.suggestion.step_options import options_set_by
@@ -38,19 +40,26 @@ _MAX_ACTION = 2000
 #: Words just after the setting that move it ("set the opset higher").
 _UP_AFTER = frozenset({"higher", "newer", "up", "later"})
 _DOWN_AFTER = frozenset({"lower", "older", "down", "earlier"})
-_AWAY = frozenset(
-    {"instead", "rather", "from", "not", "avoid", "disable", "without", "than", "no", "never"}
-    | {"lacks", "lack", "unsupported", "cannot"}
+#: Words near a mention that move away from it ("half instead of bfloat16", "not a newer
+#: opset", "a T4 lacks bfloat16"): :mod:`.old_mentions`, read over the words before it. Not the
+#: current-state or judged-old groups: "the older opset 13" may be where the answer moves.
+_AWAY = anywhere(
+    *("preference", "source", "comparison", "negation", "exclusion", "removal", "incapable")
 )
 #: Words before a mention that make it a capability of something else ("a release that
 #: supports IR version 10", "a GPU that supports bfloat16"), not a move of the setting.
-_CAPABILITY = frozenset({"support", "supports", "supporting", "reads", "accepts", "handles"})
+_CAPABILITY = anywhere("capability")
 #: Words before a value that put it to use ("load in bf16", "set bf16=True", "switch to").
 _USE = frozenset(
     {"use", "using", "load", "run", "set", "enable", "keep", "switch", "train", "in", "to"}
     | {"with", "pass", "cast", "convert", "=", "as"}
 )
 _WORD = linear(r"[A-Za-z0-9_.+-]+")
+
+
+def _marked(pattern: LinearPattern, words: list[str]) -> bool:
+    """Whether ``words`` (lower case, in order) hold one of ``pattern``'s words or phrases."""
+    return pattern.search(" ".join(words)) is not None
 
 
 def _canonical(word: str) -> str:
@@ -101,12 +110,12 @@ def _limit_reason(tokens: list[str], limit: NamedLimit, raising: bool) -> str | 
     for at, token in enumerate(lowered):
         if not set(name_words(token.replace("_", " "))) & set(limit.words):
             continue
-        before = set(lowered[max(0, at - 6) : at])
-        if before & _CAPABILITY:
+        before = lowered[max(0, at - 6) : at]
+        if _marked(_CAPABILITY, before):
             continue  # what another release or device supports, not a move of the setting
         value = _number_after(tokens, at, limit)
         low = value is not None and limit.minimum is not None and value < limit.minimum
-        if value is not None and limit.bad(value) and not before & _AWAY:
+        if value is not None and limit.bad(value) and not _marked(_AWAY, before):
             if raising and low and value != limit.rejected:
                 continue
             return f"the message says {limit.describe()}; the action sets it to {show_value(value)}"
@@ -127,7 +136,7 @@ def _moves(tokens: list[str], limit: NamedLimit) -> bool:
     for at, token in enumerate(lowered):
         if not set(name_words(token.replace("_", " "))) & set(limit.words):
             continue
-        if set(lowered[max(0, at - 6) : at]) & _CAPABILITY:
+        if _marked(_CAPABILITY, lowered[max(0, at - 6) : at]):
             continue
         if _number_after(tokens, at, limit) is not None:
             return True
@@ -151,7 +160,7 @@ def _moved_way(lowered: list[str], at: int, way: str) -> bool:
     moves = UP_WORDS if way == "up" else DOWN_WORDS
     for index in range(at - 1, max(0, at - 6) - 1, -1):
         if lowered[index] in moves:
-            return not set(lowered[max(0, index - 3) : index]) & _AWAY
+            return not _marked(_AWAY, lowered[max(0, index - 3) : index])
     return False
 
 
@@ -160,7 +169,8 @@ def _value_reason(tokens: list[str], ruled: RuledOutValue, option_values: list[s
     for at, token in enumerate(tokens):
         if not _names_value(token, ruled.value):
             continue
-        if set(lowered[max(0, at - 4) : at]) & (_AWAY | _CAPABILITY):
+        window = lowered[max(0, at - 4) : at]
+        if _marked(_AWAY, window) or _marked(_CAPABILITY, window):
             continue  # "half instead of bfloat16": the action moves away from it
         set_to = any(_names_value(value, ruled.value) for value in option_values)
         if not set_to and not set(lowered[max(0, at - 3) : at]) & _USE:

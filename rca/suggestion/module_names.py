@@ -49,6 +49,7 @@ from itertools import islice
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.lora_families import load_families
+from rca.suggestion.old_mentions import alternation
 from rca.suggestion.step_options import options_set_by
 
 __all__ = [
@@ -89,13 +90,21 @@ _REPR = linear(
 _NAMED_LIST = linear(r"[\[(]\s*(?:''|\"\")\s*,(?P<rest>[^\]\n]*)")
 _NAME = linear(r"(?P<name>" + _IDENT + r")")
 _LIST = linear(r"[\[{][^\[\]{}\n]{0,800}[\]}]")
-#: A clause the action moves away from, up to where it says what to use instead.
+#: A clause the action moves away from, up to where it says what to use instead: the words
+#: of :mod:`.old_mentions` that read over a clause. Not the current-state or stated groups
+#: ("the model has `q_proj`" names what to use), nor "over" ("run over the dataset").
 _AWAY = linear(
-    r"\b(?:instead\s+of|rather\s+than|other\s+than|away\s+from|from|than|without|unlike"
-    r"|replac\w{0,3}|remov\w{0,3}|drop\w{0,4}|exclud\w{0,3}|vs|versus)\b"
-    # a negation, with the verb it negates ("don't use X", "never pass X", "avoid X")
-    r"|(?:\b(?:not|no|never|avoid\w{0,3})|n['’]t)\b"
-    r"(?:\s+(?:use|set|pass|target|add|include|list)\w{0,3}\b)?",
+    r"\b"
+    + alternation(
+        *("preference", "source", "comparison", "exclusion", "contrast", "removal", "dropping"),
+        "replacing-verbs",
+    )
+    + r"\b"
+    # a negation, with the verb it negates ("don't use X", "never pass X", "avoid X"); any
+    # contracted one ("doesn't", "won't") too
+    + r"|(?:\b"
+    + alternation("negation")
+    + r"|n['’]t)\b(?:\s+(?:use|set|pass|target|add|include|list)\w{0,3}\b)?",
     ignore_case=True,
 )
 #: What follows a name the action says is absent ("`x` is not found", "x module doesn't

@@ -22,6 +22,7 @@ from ingest.linear_regex import compile as linear
 from rca.suggestion.failing_values import FailingValues, read_failing_values, same_shape
 from rca.suggestion.incident_setting import log_texts
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.old_mentions import before_mention
 from rca.suggestion.step_options import options_set_by
 
 if TYPE_CHECKING:
@@ -30,15 +31,14 @@ if TYPE_CHECKING:
 __all__ = ["failing_value_violations", "reused_failing"]
 
 _MAX_ACTION = 2000
-#: Right before a mention: it names the old value, or what the target is built for or
-#: matches ("the framework release built for CuDNN 7.3.1"), not the target itself.
-_OLD = linear(
-    r"\b(?:from|than|not|instead\s+of|in\s+place\s+of|rather\s+than|replacing|over|got|is|was"
-    r"|currently|existing|old|older|wrong|incompatible|mismatched|installed|found|loaded|running"
-    r"|current|now|have|has|for|against|supports?|supporting|match|matches|matching)"
-    r"(?:\s+(?:the|a|an))?"
+#: Right before a mention: it names the old value (:mod:`.old_mentions`), a stated one ("is
+#: [238]"), or what the target is built for or matches ("the framework release built for
+#: CuDNN 7.3.1"), not the target itself.
+_OLD = before_mention(
+    *("preference", "source", "comparison", "preferred-over", "negation", "current-state"),
+    *("judged-old", "state-verbs", "built-for", "capability"),
+    then=r"(?:\s+(?:the|a|an))?"
     r"(?:\s+(?:input\s+|tensor\s+)?(?:shape|size|dims|version|release))?\s*[=:]?\s*$",
-    ignore_case=True,
 )
 #: Before a shape the answer makes the input: not a model configuration's ``dims:`` field
 #: (Triton's config.pbtxt leaves the batch axis out of ``dims``, so [238] there is right).

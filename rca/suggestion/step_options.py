@@ -49,6 +49,7 @@ from rca.suggestion.code_span_options import (
     value_of,
 )
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.old_mentions import before_mention
 from rca.suggestion.option_aliases import canonical
 from rca.suggestion.step_additions import additions
 
@@ -97,9 +98,10 @@ _VERB = linear(
 )
 #: Verbs after which "to" names where the option goes ("pass X to `from_pretrained`").
 _TARGET_VERBS = frozenset({"pass", "give", "add", "supply", "provide", "append", "prepend"})
-_NEGATED = linear(
-    r"\b(?:without|instead of|rather than|not|no|never|than|except)\s*[(\[]?$", ignore_case=True
-)
+#: Right before a name: the action turns it down or puts it aside (:mod:`.old_mentions`). Not
+#: the source group ("from", "replacing"): this reader never took them, and every premise
+#: reads its options, so widening it is a change of its own, not part of sharing the words.
+_NEGATED = before_mention("preference", "comparison", "negation", "exclusion", then=r"\s*[(\[]?$")
 #: Right before a name: it is a reference, an example or a condition, not what is set.
 _REFERENCE = linear(
     r"(?:\be\.g\.|\bi\.e\.|\b(?:for example|such as|like|matching|match|named|called|of|per"

@@ -33,6 +33,7 @@ from ingest.linear_regex import compile as linear
 from rca.suggestion.axis_position import conv_inputs
 from rca.suggestion.checks import MAX_SCAN_CHARS
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.old_mentions import before_mention
 
 __all__ = ["channels_last_violations"]
 
@@ -46,11 +47,12 @@ _LAYOUT = (
     r"|channels?[-_ ]last|channels?[-_ ]first"
     r"|layout|format|shape|size|batch|input|tensor|image|images|array)"
 )
-#: Right before a shape: it names the layout moved away from or avoided.
-_SOURCE_BEFORE = linear(
-    r"\b(?:from|than|not|instead\s+of|in\s+place\s+of|rather\s+than|replacing|got|currently"
-    r"|existing|old|wrong)(?:\s+" + _LAYOUT + r"){0,3}\s*[=:]?\s*$",
-    ignore_case=True,
+#: Right before a shape: it names the layout moved away from or avoided
+#: (:mod:`rca.suggestion.old_mentions`). Not the state verbs: "make sure the input is (1, 256,
+#: 256, 3)" names the target.
+_SOURCE_BEFORE = before_mention(
+    *("preference", "source", "comparison", "negation", "current-state", "judged-old"),
+    then=r"(?:\s+" + _LAYOUT + r"){0,3}\s*[=:]?\s*$",
 )
 #: Right after a shape: it is what a change starts from ("(64, 224, 224, 3) to (64, 3, ...)",
 #: "a (64, 224, 224, 3) batch becomes ...").
