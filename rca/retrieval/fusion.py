@@ -34,6 +34,7 @@ __all__ = [
     "calibrated",
     "ceiling",
     "dense_term",
+    "quoted_signal_share",
     "fuse",
     "normalise_bm25",
     "normalise_cosine",
@@ -92,6 +93,30 @@ def dense_term(
     return anchor + w.cosine_disagree * (cos - anchor)
 
 
+def quoted_signal_share(
+    bm25: np.ndarray, cosine: np.ndarray, quoted: np.ndarray, w: FusionWeights = DEFAULT_WEIGHTS
+) -> np.ndarray:
+    """Per runbook, the share of ``signal`` its matched signal counts: 1, except for a signal
+    that only a page's quoted error lines gave (``quoted``: a page without ``signals``,
+    :mod:`rca.retrieval.quoted`) on a page that is not the one BM25 and dense both rank first:
+    that one counts :attr:`~rca.retrieval.weights.FusionWeights.quoted_against_consensus`.
+    Dense counts as agreeing only when its best cosine reaches
+    :attr:`~rca.retrieval.weights.FusionWeights.consensus_cosine`, far above what a ranker of
+    noise reaches, so a dense model that knows nothing never takes a quote's weight away (the
+    noise guard, :mod:`rca.evaluation.noise_guard`). Without cosines every signal counts."""
+    share = np.ones_like(quoted, dtype=np.float64)
+    if w.quoted_against_consensus == 1.0 or not (bm25 > 0).any() or np.isnan(cosine).all():
+        return share
+    lexical = int(np.argmax(bm25))
+    cos = _raw_cosine(cosine)
+    dense = int(np.argmax(cos))
+    if dense != lexical or cos[dense] < w.consensus_cosine:
+        return share
+    share -= (1.0 - w.quoted_against_consensus) * quoted
+    share[lexical] = 1.0
+    return share
+
+
 def ceiling(w: FusionWeights = DEFAULT_WEIGHTS) -> float:
     """The largest unnormalised calibrated score: BM25's winner, cosine 1, a matched signal."""
     return 1.0 + w.cosine_scale + w.signal
@@ -104,12 +129,16 @@ def calibrated(
     w: FusionWeights = DEFAULT_WEIGHTS,
     framework: np.ndarray | None = None,
     exception: np.ndarray | None = None,
+    quoted: np.ndarray | None = None,
 ) -> np.ndarray:
     """Share of :func:`ceiling`: at most 1 without agreement, below 0 only for negative
     cosines. Agreement on framework and exception class (:mod:`rca.retrieval.agreement`) is
     added on top, outside the ceiling: it re-orders runbooks of similar evidence and leaves
     the score of a runbook without it where it was, so the readers of the score (step
-    ranking, confidence) keep their units."""
+    ranking, confidence) keep their units. A quoted signal against both rankers' winner counts
+    less (:func:`quoted_signal_share`)."""
+    if quoted is not None and quoted.size:
+        signal = signal * quoted_signal_share(bm25, cosine, quoted, w)
     total = normalise_bm25(bm25) + w.cosine_scale * dense_term(bm25, cosine, w) + w.signal * signal
     if framework is not None and framework.size:
         total = total + w.framework * framework
@@ -155,11 +184,12 @@ def fuse(
     weights: FusionWeights = DEFAULT_WEIGHTS,
     framework: np.ndarray | None = None,
     exception: np.ndarray | None = None,
+    quoted: np.ndarray | None = None,
 ) -> np.ndarray:
     """The fused score of every runbook; agreement counts in ``calibrated`` only (the other
     strategies are kept as they were measured, for comparison)."""
     if strategy == "calibrated":
-        return calibrated(bm25, cosine, signal, weights, framework, exception)
+        return calibrated(bm25, cosine, signal, weights, framework, exception, quoted)
     if strategy == "weighted":
         return weighted(bm25, cosine, signal, weights)
     if strategy == "rrf":

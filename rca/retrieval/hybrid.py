@@ -187,6 +187,8 @@ class Evidence:
     signal: np.ndarray  # per runbook: 1.0 when a front-matter regex matched
     framework: np.ndarray | None = None  # per runbook: 1.0 if it shares a framework
     exception: np.ndarray | None = None  # per runbook: the exception class's rarity if quoted
+    #: per runbook: 1.0 when its signal can only come from its quotes (no ``signals``)
+    quoted: np.ndarray | None = None
 
 
 def gather(
@@ -205,8 +207,10 @@ def gather(
     else:
         chunk_cos = np.full(len(index.chunk_ids), np.nan)
     cosine = _per_runbook_max(index, chunk_cos)
-    agree = index.agreement(signals.frameworks, signals.error_type_short)
-    return Evidence(bm25, chunk_bm25, cosine, chunk_cos, signal, *agree)
+    framework, exception = index.agreement(signals.frameworks, signals.error_type_short)
+    return Evidence(
+        bm25, chunk_bm25, cosine, chunk_cos, signal, framework, exception, index.quoted_only
+    )
 
 
 def rank(
@@ -225,7 +229,11 @@ def rank(
     elif mode == "dense":
         fused, present = np.nan_to_num(cosine, nan=-2.0), ~np.isnan(cosine)
     else:
-        priors = {"framework": evidence.framework, "exception": evidence.exception}
+        priors = {
+            "framework": evidence.framework,
+            "exception": evidence.exception,
+            "quoted": evidence.quoted,
+        }
         fused = fusion.fuse(strategy, bm25, cosine, signal, weights, **priors)
         present = (bm25 > 0) | ~np.isnan(cosine) | (signal > 0)
     lowered = set(demoted)

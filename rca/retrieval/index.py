@@ -74,6 +74,7 @@ class CorpusIndex:
     doc_is_chunk: np.ndarray = field(init=False)
     quoted: QuotedPhrases = field(init=False)
     quoted_runs: QuotedRuns = field(init=False)
+    quoted_only: np.ndarray = field(init=False)
     #: per runbook: its frameworks (:func:`rca.retrieval.agreement.runbook_frameworks`)
     frameworks: list[frozenset[str]] = field(init=False)
 
@@ -121,6 +122,8 @@ class CorpusIndex:
                 texts[position].append(text)
         self.quoted = QuotedPhrases([quoted_phrases("\n".join(own)) for own in texts])
         self.quoted_runs = QuotedRuns(symptoms)
+        #: per runbook: 1.0 when it has no signal regexes, so a matched signal is a quote
+        self.quoted_only = np.array([not own for own in self.patterns], dtype=np.float64)
         self._agreement_evidence()
 
     def _symptom_quotes(self) -> list[list[str]]:

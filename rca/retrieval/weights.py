@@ -150,6 +150,28 @@ class FusionWeights:
     #: text quotes the incident's exception class (the type's last dotted part as one
     #: identifier). Same CV as ``framework``: every fold chose 0.25. Off for the same reason.
     exception_type: float = 0.0
+    #: Share of ``signal`` a page without ``signals`` keeps when only its quoted error lines
+    #: matched (:mod:`rca.retrieval.quoted`) and BM25 and dense both rank another page first
+    #: (:func:`rca.retrieval.fusion.quoted_signal_share`). A quote a team wrote to show an
+    #: error is weaker evidence than a regex written to match it: on the dev misses of the
+    #: independent corpus without signals, the commonest overturn was a neighbour's quote
+    #: matching while both rankers put the right page first (a half-precision input read as
+    #: a device mismatch, a TensorRT engine version as a generic version mismatch). Measured
+    #: 2026-12-08 (issue 15, docs/MEASUREMENTS.md), 545 dev cases, ``rca eval --suite --cv 5
+    #: --realworld-dev`` evidence: default hit@1 bundled / independent / independent no
+    #: signals / bundled no signals 252 / 221 / 209 / 245 -> 252 / 221 / 212 / 245, guarded
+    #: 5-fold CV 251 / 220 / 210 / 245 -> 251 / 220 / 212 / 245 (folds chose the same fusion
+    #: weights). 0 instead of 0.5: 252 / 221 / 211 / 244. A flat share for every quoted match
+    #: (consensus or not) scored the same at 0.5 in the default run but made the default
+    #: fusion weights fail the noise guard (CV 249 / 221 / 212 / 242).
+    quoted_against_consensus: float = 0.5
+    #: The cosine dense's best page must reach for its agreement with BM25 to count in
+    #: :attr:`quoted_against_consensus`. Set from the noise, not tuned: a random ranker's
+    #: cosines at 384 dimensions have sd ~0.05, so 0.3 (6 sd) is not reached by chance: with
+    #: it the noise guard admits the default and the folds chose the same weights as without
+    #: the rule; without it the guard excluded the default and the folds moved to 0.5 / 0.8
+    #: (CV 251 / 220 / 211 / 245). The best pages of the dev misses read were at 0.4-0.8.
+    consensus_cosine: float = 0.3
     # Agreement that only re-orders (the bonus kept out of the score the suggestion side
     # reads: each runbook its own score capped by the one above it, or the r-th ranked
     # taking the r-th best score) was measured and not kept (2026-12-05, commit bd39be1,
