@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.command_moves import command_moves
 from rca.suggestion.negated_clauses import turned_down
 from rca.suggestion.version_numbers import parse_version
 
@@ -199,4 +200,14 @@ def moves(action: str) -> list[Move]:
             found[at] = (found[at][0], found[at][1], replace(move, way=found[at][2].way))
         else:
             found.append((*match.span(), move))
+    # Other managers' exact releases ("conda install numpy=1.26", "apt-get install x=1.2"):
+    # pip's specs and flags are read above, so only a package they moved nowhere is added.
+    for command in command_moves(action):
+        if command.kind != "exact":
+            continue
+        if any(m.package == command.package and m.kind != "none" for *_, m in found):
+            continue
+        found.append(
+            (command.start, command.start, Move(command.package, "exact", command.version))
+        )
     return [move for _, _, move in sorted(found, key=lambda f: f[0]) if move.kind != "none"]

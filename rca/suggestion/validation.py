@@ -50,6 +50,7 @@ from rca.suggestion.checks.leading_axis import leading_axis_violations
 from rca.suggestion.checks.pad_eos import pad_eos_violations
 from rca.suggestion.checks.placeholders import template_remnants
 from rca.suggestion.checks.stated_numbers import incident_numbers
+from rca.suggestion.checks.stem_replace import stem_replace_violations
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
 from rca.suggestion.imperative_verbs import (
     IMPERATIVE_VERBS,
@@ -57,9 +58,12 @@ from rca.suggestion.imperative_verbs import (
     verb_before_object,
     without_asides,
 )
+from rca.suggestion.incident_setting import log_texts
 from rca.suggestion.layer_width import derived_dims
 from rca.suggestion.negated_clauses import said_parts
 from rca.suggestion.premises import Premises, premise_complaints, read_premises
+from rca.suggestion.reinstalled_release import reinstalled_release_violations
+from rca.suggestion.removed_libraries import removal_violations
 from rca.suggestion.shell_commands import opens_command
 
 if TYPE_CHECKING:
@@ -247,6 +251,11 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
     contradicted += pad_eos_violations(draft.action or "", premises.facts)
     contradicted += int64_violations(draft.action or "", premises.facts)
     contradicted += bus_error_violations(draft.action or "", draft.reason or "", premises.facts)
+    contradicted += removal_violations(draft.action or "", premises.facts)
+    contradicted += stem_replace_violations(draft.action or "", premises.facts)
+    contradicted += reinstalled_release_violations(
+        draft.action or "", ctx.message or "", log_texts(ctx.logs)
+    )
     complaints.extend(contradicted)
     return Validation(
         format_ok=is_formatted,

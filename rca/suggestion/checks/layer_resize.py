@@ -19,7 +19,9 @@ may resize that head.
 An action changes the width when its imperative verb changes something (set, change,
 resize, remove, ...) and it names the layer's input width (``in_features``, ``input_dim``,
 ``input_shape``, ``input_size``, a lazy layer, a ``Linear(<n>, ...)`` constructor), or when
-its object is a layer it resizes or rebuilds. One that names the layer's own width and not the
+its object is a layer it resizes or rebuilds, or it puts a new layer constructor in a layer's
+place in any wording (``model.fc = nn.Linear(512, 10)``, "swap the head for
+``nn.Linear(768, 2)``"). One that names the layer's own width and not the
 input's (asking for an input of that width), or names the width only in a clause it turns
 down ("instead of setting ``in_features``"), does not change it.
 """
@@ -47,7 +49,8 @@ _CHANGE_VERBS = frozenset(
     {
         "set", "change", "resize", "update", "adjust", "reduce", "shrink", "increase",
         "decrease", "lower", "replace", "modify", "edit", "redefine", "rebuild", "recreate",
-        "reinitialize", "reinitialise", "remove", "drop", "omit", "use", "switch",
+        "reinitialize", "reinitialise", "remove", "drop", "omit", "use", "switch", "swap",
+        "substitute",
     }
 )  # fmt: skip
 #: An action whose object is a layer it resizes or rebuilds ("Resize the first linear layer"),
@@ -67,6 +70,14 @@ _WIDTH_NAMES = linear(
 _LAYER_TAKES = linear(
     r"^[\s`*_\"']*(?:make|let|have)\s+(?:the\s+|a\s+|your\s+)?(?:[\w`'.]+\s+){0,2}?"
     r"(?:layer|linear|dense)\b[^.;\n]{0,20}?\b(?:accept|take)s?\s+\d+",
+    ignore_case=True,
+)
+#: A layer constructor put in a layer's place, wherever the action's verb stands: an
+#: assignment (``model.fc = nn.Linear(512, 10)``), "a new ``nn.Linear(100, 5)``", "swap the
+#: head for ``nn.Linear(768, 2)``".
+_REBUILT = linear(
+    r"(?:=\s*|\bnew\s+|\b(?:swap|substitute)\b[^.;\n]{0,80}?)[`'\"]?(?:\w+\.){0,3}"
+    r"(?:Lazy)?(?:Linear|Dense)\s*\(\s*(?:in_features\s*=\s*)?\d",
     ignore_case=True,
 )
 #: Facts that say the layers' weights were trained (or packed) elsewhere, with what a resize loses.
@@ -89,6 +100,8 @@ def changes_layer_width(action: str) -> bool:
     for start, end in turned_down(text):
         said = said[:start] + " " * (end - start) + said[end:]
     if verb in _CHANGE_VERBS and _WIDTH_NAMES.search(said):
+        return True
+    if _REBUILT.search(said):
         return True
     return bool(_RESIZES_LAYER.search(text) or _LAYER_TAKES.search(text))
 
