@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.old_mentions import alternation
 
 __all__ = ["DATA", "cpu_build_harms", "cuda_builds_needed", "package_family"]
 
@@ -60,10 +61,12 @@ _INSTALL = linear(
 )
 #: Words that ask for a device build, so a bare package name beside them is not its default.
 _DEVICE_WORDS = linear(r"\b(?:cuda\w*|gpu|rocm|tpu|cu\d+)\b|\[", ignore_case=True)
-#: Where what an install verb installs ends: a removal, a contrast, the clause's end.
+#: Where what an install verb installs ends: a removal, a contrast (:mod:`.old_mentions`),
+#: the next step ("then") or the clause's end.
 _SPAN_END = linear(
-    r"\b(?:instead of|rather than|in place of|replac\w*|uninstall\w*|remov\w*|not|then)\b|[;\n]"
-    r"|\.\s",
+    r"\b(?:"
+    + alternation("preference", "replacing-verbs", "removal", "negation")
+    + r"|then)\b|[;\n]|\.\s",
     ignore_case=True,
 )
 #: pip's and conda's spellings of a CPU-only build.

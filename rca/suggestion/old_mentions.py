@@ -6,7 +6,8 @@ finds in place, and naming it is no step toward it. The words are data, in group
 reason each marks a mention (``rca/knowledge/old-mentions.toml``); a reader asks for the
 groups that hold where it reads, so the readers (:mod:`.reused_failing`,
 :mod:`.checks.conv_layout`, :mod:`.step_options`, :mod:`.limit_moves`, :mod:`.module_names`,
-:mod:`.driver_targets`) share one vocabulary and differ only by named groups.
+:mod:`.driver_targets`, :mod:`.prefix_shift`, :mod:`.build_variants`) share one vocabulary
+and differ only by named groups.
 
 Every pattern is RE2 (:mod:`ingest.linear_regex`).
 """

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ingest.linear_regex import compile as linear
+from rca.suggestion.old_mentions import anywhere
 from rca.suggestion.state_dict_keys import FEW_NAMES, PARAMETER_NAMES
 
 __all__ = [
@@ -69,11 +70,15 @@ _NON_STRICT = (
     # Transformers lists the keys in a warning: calling it safe to ignore loads nothing too.
     linear(r"\b(?:safe to ignore|ignore (?:the|this) (?:loading )?warning)\b", ignore_case=True),
 )
-#: Words just before the mention that turn it away ("remove `strict=False`", "instead of").
-_AWAY = frozenset(
-    {"remove", "removing", "not", "instead", "without", "avoid", "never", "rather", "than"}
-    | {"hides", "hide", "dont", "don't", "drop", "stop", "no", "keep"}
+#: Words just before the mention that turn it away ("remove `strict=False`", "instead of"):
+#: :mod:`.old_mentions`' groups, read over the last :data:`_AWAY_WORDS` words.
+_AWAY = anywhere(
+    *("preference", "comparison", "negation", "exclusion", "removal", "dropping"),
 )
+#: This reader's own: "keep strict loading; non-strict ...", "stop loading non-strictly",
+#: "non-strict hides the mismatch" (what the answer says a non-strict load does wrong).
+_HOLDING = frozenset({"keep", "stop", "hide", "hides"})
+_AWAY_WORDS = 4
 _WORD = linear(r"[A-Za-z'_]+")
 
 
@@ -178,7 +183,9 @@ def reads_non_strict(action: str) -> bool:
     for pattern in _NON_STRICT:
         for match in pattern.finditer(text):
             before = _WORD.findall(text[max(0, match.start() - 40) : match.start()].lower())
-            if not set(before[-4:]) & _AWAY or match.group(0).lower().startswith("drop"):
+            words = before[-_AWAY_WORDS:]
+            away = _AWAY.search(" ".join(words)) or set(words) & _HOLDING
+            if not away or match.group(0).lower().startswith("drop"):
                 return True
     return False
 

@@ -22,6 +22,7 @@ from rca.suggestion.limit_moves import limit_violations
 from rca.suggestion.module_names import names_to_use
 from rca.suggestion.named_limits import RuledOutValue
 from rca.suggestion.old_mentions import alternation, anywhere, before_mention
+from rca.suggestion.prefix_shift import reads_non_strict
 from rca.suggestion.step_options import options_set_by
 from tests.support.linear_time import assert_linear
 
@@ -104,6 +105,14 @@ def test_driver_targets_reads_the_current_state_and_phrases_before_a_number() ->
     assert driver_targets("Driver installed: 535; downgrade the driver to 470.") == [(470,)]
     # "older" names where a downgrade goes: the judged-old group is not the driver's.
     assert driver_targets("Install the older 470 driver.") == [(470,)]
+
+
+def test_prefix_shift_reads_a_deleted_or_disabled_non_strict_load_as_none() -> None:
+    """prefix_shift had remove and drop, not delete or disable."""
+    assert not reads_non_strict("Delete strict=False from the load call; strip the prefix.")
+    assert not reads_non_strict("Disable the non-strict load and strip the prefix.")
+    assert not reads_non_strict("Keep strict loading; strict=False would load nothing.")
+    assert reads_non_strict("Load with strict=False.")
 
 
 @given(st.text(max_size=400))
