@@ -34,7 +34,7 @@ __all__ = [
     "calibrated",
     "ceiling",
     "dense_term",
-    "quoted_signal_share",
+    "quoted_signal",
     "fuse",
     "normalise_bm25",
     "normalise_cosine",
@@ -93,28 +93,35 @@ def dense_term(
     return anchor + w.cosine_disagree * (cos - anchor)
 
 
-def quoted_signal_share(
-    bm25: np.ndarray, cosine: np.ndarray, quoted: np.ndarray, w: FusionWeights = DEFAULT_WEIGHTS
+def quoted_signal(
+    bm25: np.ndarray,
+    cosine: np.ndarray,
+    signal: np.ndarray,
+    quoted: np.ndarray,
+    w: FusionWeights = DEFAULT_WEIGHTS,
 ) -> np.ndarray:
-    """Per runbook, the share of ``signal`` its matched signal counts: 1, except for a signal
-    that only a page's quoted error lines gave (``quoted``: a page without ``signals``,
-    :mod:`rca.retrieval.quoted`) on a page that is not the one BM25 and dense both rank first:
-    that one counts :attr:`~rca.retrieval.weights.FusionWeights.quoted_against_consensus`.
-    Dense counts as agreeing only when its best cosine reaches
+    """``signal`` as fusion counts it: in full, except a signal that only a page's quoted error
+    lines gave (``quoted``: a page without ``signals``, :mod:`rca.retrieval.quoted`) on a page
+    other than the one BM25 and dense both rank first, which counts
+    :attr:`~rca.retrieval.weights.FusionWeights.quoted_against_consensus` of it. Dense agrees
+    only when no page has a higher cosine than BM25's winner and that cosine reaches
     :attr:`~rca.retrieval.weights.FusionWeights.consensus_cosine`, far above what a ranker of
     noise reaches, so a dense model that knows nothing never takes a quote's weight away (the
-    noise guard, :mod:`rca.evaluation.noise_guard`). Without cosines every signal counts."""
-    share = np.ones_like(quoted, dtype=np.float64)
-    if w.quoted_against_consensus == 1.0 or not (bm25 > 0).any() or np.isnan(cosine).all():
-        return share
+    noise guard, :mod:`rca.evaluation.noise_guard`). Without cosines every signal counts.
+    Work in the matched signals only (a few per query), not a pass over every runbook."""
+    if w.quoted_against_consensus == 1.0 or not bm25.size:
+        return signal
     lexical = int(np.argmax(bm25))
-    cos = _raw_cosine(cosine)
-    dense = int(np.argmax(cos))
-    if dense != lexical or cos[dense] < w.consensus_cosine:
-        return share
-    share -= (1.0 - w.quoted_against_consensus) * quoted
-    share[lexical] = 1.0
-    return share
+    anchor = float(cosine[lexical])
+    if bm25[lexical] <= 0 or not anchor >= w.consensus_cosine:  # NaN: not scored
+        return signal
+    matched = np.flatnonzero(signal)
+    weaker = matched[(quoted[matched] > 0) & (matched != lexical)]
+    if not weaker.size or float(np.nanmax(cosine)) > anchor:
+        return signal
+    counted = signal.astype(np.float64, copy=True)
+    counted[weaker] *= w.quoted_against_consensus
+    return counted
 
 
 def ceiling(w: FusionWeights = DEFAULT_WEIGHTS) -> float:
@@ -136,9 +143,9 @@ def calibrated(
     added on top, outside the ceiling: it re-orders runbooks of similar evidence and leaves
     the score of a runbook without it where it was, so the readers of the score (step
     ranking, confidence) keep their units. A quoted signal against both rankers' winner counts
-    less (:func:`quoted_signal_share`)."""
+    less (:func:`quoted_signal`)."""
     if quoted is not None and quoted.size:
-        signal = signal * quoted_signal_share(bm25, cosine, quoted, w)
+        signal = quoted_signal(bm25, cosine, signal, quoted, w)
     total = normalise_bm25(bm25) + w.cosine_scale * dense_term(bm25, cosine, w) + w.signal * signal
     if framework is not None and framework.size:
         total = total + w.framework * framework

@@ -152,7 +152,7 @@ class FusionWeights:
     exception_type: float = 0.0
     #: Share of ``signal`` a page without ``signals`` keeps when only its quoted error lines
     #: matched (:mod:`rca.retrieval.quoted`) and BM25 and dense both rank another page first
-    #: (:func:`rca.retrieval.fusion.quoted_signal_share`). A quote a team wrote to show an
+    #: (:func:`rca.retrieval.fusion.quoted_signal`). A quote a team wrote to show an
     #: error is weaker evidence than a regex written to match it: on the dev misses of the
     #: independent corpus without signals, the commonest overturn was a neighbour's quote
     #: matching while both rankers put the right page first (a half-precision input read as

@@ -36,8 +36,7 @@ def test_a_quote_keeps_its_weight_when_dense_prefers_its_page() -> None:
     assert _top([0.45, 0.62], quoted=[1.0, 1.0]) == 1
 
 
-def test_the_share_is_one_without_cosines_and_for_the_winner() -> None:
-    quoted = np.array([1.0, 1.0])
-    assert np.allclose(fusion.quoted_signal_share(BM25, np.full(2, np.nan), quoted), 1.0)
-    share = fusion.quoted_signal_share(BM25, np.array([0.62, 0.45]), quoted)
-    assert share.tolist() == [1.0, 0.5]
+def test_every_signal_counts_in_full_without_cosines_and_on_the_winner() -> None:
+    quoted, both = np.array([1.0, 1.0]), np.array([1.0, 1.0])
+    assert fusion.quoted_signal(BM25, np.full(2, np.nan), both, quoted).tolist() == [1.0, 1.0]
+    assert fusion.quoted_signal(BM25, np.array([0.62, 0.45]), both, quoted).tolist() == [1.0, 0.5]
