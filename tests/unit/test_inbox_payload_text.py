@@ -79,7 +79,7 @@ def test_the_document_carries_each_record_and_its_payload(sent):
 @given(payloads)
 def test_storable_with_text_is_the_storable_copy_and_its_text(payload):
     stored, text = storable_with_text(payload)
-    assert text == payload_text(payload)
+    assert json.loads(text) == json.loads(payload_text(payload))  # spelling may differ
     assert json.loads(text) == _before(payload)
     # the payload handed on is storable as it is: storing does not copy it again
     assert json.dumps(stored, sort_keys=True, default=str) == json.dumps(
