@@ -11,6 +11,7 @@ from ingest.linear_regex import compile as linear
 from ingest.parsing.shapes import ShapeDiff, incompatibility
 from rca.suggestion.checks import MAX_SCAN_CHARS
 from rca.suggestion.checks.stated_numbers import axis_differences, computed_numbers
+from rca.suggestion.checks.vocab_resize import vocab_resize_numbers
 from rca.suggestion.size_settings import size_names
 
 __all__ = [
@@ -267,7 +268,9 @@ def unknown_dims(
     """The dimensions named in ``text`` that no shape of the diff holds, that are not
     ``derived`` from it by the incident's premises (a folded input's batch) nor ``stated``
     in the incident's text (the message's "568 in the messages"), nor a gap between the
-    diff's sizes or a result ``text`` computes from such numbers (:mod:`.stated_numbers`).
+    diff's sizes or a result ``text`` computes from such numbers (:mod:`.stated_numbers`),
+    nor a vocabulary size given ``resize_token_embeddings`` that they derive
+    (:mod:`.vocab_resize`).
 
     Empty when the diff is empty: nothing to check against.
     """
@@ -279,6 +282,8 @@ def unknown_dims(
     unknown = named_dims(text) - known
     if unknown:
         unknown -= computed_numbers(text, known | setting_values(text[:MAX_SCAN_CHARS]))
+    if unknown:
+        unknown -= vocab_resize_numbers(text, known)  # len(tokenizer) the incident derives
     return unknown
 
 
