@@ -10,9 +10,10 @@ when the loader found the file and rejected its contents
 (:mod:`~rca.suggestion.checks.leading_axis`), reuses EOS as pad when that stops generation
 from ending (:mod:`~rca.suggestion.checks.pad_eos`), casts to int64 when int64 is refused
 (:mod:`~rca.suggestion.checks.int64_cast`), raises shared memory for a bus error the message
-does not show (:mod:`~rca.suggestion.checks.bus_error`) or that carries an unfilled template fails,
-whoever wrote it; the pipeline then stores it marked invalid rather than as
-a trusted fix. The heuristics lean lenient on what counts as a code location or a
+does not show (:mod:`~rca.suggestion.checks.bus_error`), sets a value the documentation says
+cannot get past the failure shown (:mod:`~rca.suggestion.checks.unfit_values`) or that carries
+an unfilled template fails, whoever wrote it; the pipeline then stores it marked invalid
+rather than as a trusted fix. The heuristics lean lenient on what counts as a code location or a
 dimension: a false alarm costs a re-ask and maybe the offline fallback, while what we want
 to catch is a fabricated file:line or tensor size. The measurements themselves live in
 :mod:`rca.suggestion.checks`; this module combines them into the record and re-exports them
@@ -51,6 +52,7 @@ from rca.suggestion.checks.pad_eos import pad_eos_violations
 from rca.suggestion.checks.placeholders import template_remnants
 from rca.suggestion.checks.stated_numbers import incident_numbers
 from rca.suggestion.checks.stem_replace import stem_replace_violations
+from rca.suggestion.checks.unfit_values import unfit_value_violations
 from rca.suggestion.checks.urls import unsourced_urls, urls_in
 from rca.suggestion.imperative_verbs import (
     IMPERATIVE_VERBS,
@@ -255,6 +257,9 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
     contradicted += stem_replace_violations(draft.action or "", premises.facts)
     contradicted += reinstalled_release_violations(
         draft.action or "", ctx.message or "", log_texts(ctx.logs)
+    )
+    contradicted += unfit_value_violations(
+        draft.action or "", [ctx.message or "", *log_texts(ctx.logs)]
     )
     complaints.extend(contradicted)
     return Validation(
