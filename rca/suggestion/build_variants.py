@@ -2,14 +2,16 @@
 
 "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed.
 Falling back to cpu" and "Torch not compiled with CUDA enabled" say the installed build of a
-package lacks CUDA; "Install jax[cpu]" or "pip install torch --index-url
-https://download.pytorch.org/whl/cpu" installs the CPU-only build again and keeps the
-failure. The message side is the generic wording of such a line; the answer side is pip's
-and conda's own spelling of a CPU-only build after an install verb, in a part the answer
-says (not one :func:`.negated_clauses.turned_down`): an extra named ``cpu``, a ``-cpu`` pip name, a
-``+cpu`` local version, a wheel index ending in ``/cpu``, conda's ``cpuonly``. Which names
-are one package's (``jax`` and ``jaxlib``) is data, ``rca/knowledge/build-variants.toml``.
-RE2 patterns (:mod:`ingest.linear_regex`) over bounded texts.
+package lacks CUDA, and "No GPU/TPU found, falling back to CPU" says the run fell back to the
+CPU without naming one (then a CPU-only build of any package keeps the failure); "Install
+jax[cpu]" or "pip install torch --index-url https://download.pytorch.org/whl/cpu" installs the
+CPU-only build again and keeps the failure. The message side is the generic wording of such
+a line; the answer side is pip's and conda's own spelling of a CPU-only build after an
+install verb, in a part the answer says (not one :func:`.negated_clauses.turned_down`): an
+extra named ``cpu``, a ``-cpu`` pip name, a ``+cpu`` local version, a wheel index ending in
+``/cpu``, conda's ``cpuonly``. Which names are one package's (``jax`` and ``jaxlib``) is
+data, ``rca/knowledge/build-variants.toml``. RE2 patterns (:mod:`ingest.linear_regex`) over
+bounded texts.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ingest.linear_regex import compile as linear
 from rca.suggestion.negated_clauses import turned_down
 from rca.suggestion.old_mentions import alternation
 
-__all__ = ["DATA", "cpu_build_harms", "cuda_builds_needed", "package_family"]
+__all__ = ["ANY_PACKAGE", "DATA", "cpu_build_harms", "cuda_builds_needed", "package_family"]
 
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "build-variants.toml"
 _PKG = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
@@ -54,6 +56,18 @@ _NEEDS_CUDA = (
         ignore_case=True,
     ),
 )
+#: Lines saying the run fell back to the CPU because no GPU could be used, without naming
+#: the package: JAX's "No GPU/TPU found, falling back to CPU.", TensorFlow's "Could not find
+#: cuda drivers on your machine, GPU will not be used." A CPU-only build of any package
+#: keeps that failure (keyed :data:`ANY_PACKAGE`).
+_FELL_BACK = linear(
+    rf"\bno {_DEVICE}(?:/TPU)?s? (?:(?:was|were|is|are) )?(?:found|detected|available)\b"
+    rf"[^\n]{{0,80}}\bfall(?:ing|s)? ?back to (?:the )?CPU\b"
+    rf"|\b{_DEVICE} will not be used\b",
+    ignore_case=True,
+)
+#: The key of :func:`cuda_builds_needed` when the message names no package.
+ANY_PACKAGE = ""
 #: An install verb: what follows it (to the end of its clause) is what the answer installs
 #: (``pip``: a bare name after "install" is a package, not a word of prose).
 _INSTALL = linear(
@@ -118,6 +132,8 @@ def cuda_builds_needed(texts: Sequence[str]) -> dict[str, str]:
                 family = package_family(groups.get("pkg") or groups.get("pkg2") or "")
                 if family:
                     needed.setdefault(family, match.group(0)[:120])
+        if (fell := _FELL_BACK.search((text or "")[:_MAX_TEXT])) and not needed:
+            needed[ANY_PACKAGE] = fell.group(0)[:120]
     return needed
 
 
@@ -176,9 +192,10 @@ def cpu_build_harms(action: str, needed: dict[str, str]) -> list[str]:
     for line in text.split(";"):
         for span, install in _installed_spans(line):
             for family, spelling in _cpu_builds(span, install):
-                if family in needed and family not in reasons:
+                words = needed.get(family) or needed.get(ANY_PACKAGE)
+                if words and family not in reasons:
                     reasons[family] = (
-                        f"the message says {needed[family]!r}: {spelling} installs the CPU-only"
+                        f"the message says {words!r}: {spelling} installs the CPU-only"
                         f" build of {family}; install its CUDA build"
                     )
     return list(reasons.values())

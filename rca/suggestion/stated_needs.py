@@ -36,8 +36,8 @@ class StatedNeeds:
     def as_lines(self) -> list[str]:
         """The needs in words, for the prompt."""
         lines = [
-            f"needs a CUDA build of {package} (the message says: {words}): never install its"
-            " CPU-only build"
+            f"needs a CUDA build of {package or 'the package'} (the message says: {words}):"
+            " never install its CPU-only build"
             for package, words in sorted(self.cuda_builds.items())
         ]
         return lines + [
