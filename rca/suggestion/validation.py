@@ -11,11 +11,12 @@ when the loader found the file and rejected its contents
 from ending (:mod:`~rca.suggestion.checks.pad_eos`), casts to int64 when int64 is refused
 (:mod:`~rca.suggestion.checks.int64_cast`), raises shared memory for a bus error the message
 does not show (:mod:`~rca.suggestion.checks.bus_error`), sets a value the documentation says
-cannot get past the failure shown (:mod:`~rca.suggestion.checks.unfit_values`) or that carries
-an unfilled template fails, whoever wrote it; the pipeline then stores it marked invalid
-rather than as a trusted fix. The heuristics lean lenient on what counts as a code location or a
-dimension: a false alarm costs a re-ask and maybe the offline fallback, while what we want
-to catch is a fabricated file:line or tensor size. The measurements themselves live in
+cannot get past the failure shown (:mod:`~rca.suggestion.checks.unfit_values`), is written in
+another framework's API than the incident's (:mod:`~rca.suggestion.checks.foreign_api`) or that
+carries an unfilled template fails, whoever wrote it; the pipeline then stores it marked
+invalid rather than as a trusted fix. The heuristics lean lenient on what counts as a code
+location or a dimension: a false alarm costs a re-ask and maybe the offline fallback, while
+what we want to catch is a fabricated file:line or tensor size. The measurements themselves live in
 :mod:`rca.suggestion.checks`; this module combines them into the record and re-exports them
 for its importers.
 """
@@ -45,6 +46,7 @@ from rca.suggestion.checks.dimensions import (
     unknown_dims,
 )
 from rca.suggestion.checks.file_location import location_violations
+from rca.suggestion.checks.foreign_api import foreign_api_violations
 from rca.suggestion.checks.int64_cast import int64_violations
 from rca.suggestion.checks.layer_resize import resize_violations
 from rca.suggestion.checks.leading_axis import leading_axis_violations
@@ -261,6 +263,7 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
     contradicted += unfit_value_violations(
         draft.action or "", [ctx.message or "", *log_texts(ctx.logs)]
     )
+    contradicted += foreign_api_violations(draft.action or "", premises.frameworks)
     complaints.extend(contradicted)
     return Validation(
         format_ok=is_formatted,

@@ -79,6 +79,7 @@ UNTRUSTED_TEXT_MODULES = [
     "rca.suggestion.checks.stem_replace",
     "rca.suggestion.checks.vocab_resize",
     "rca.suggestion.checks.unfit_values",
+    "rca.suggestion.checks.foreign_api",
     "rca.suggestion.providers.incident_view",
     "rca.suggestion.providers.wording",
     "rca.retrieval.frame_paths",
