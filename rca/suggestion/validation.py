@@ -261,7 +261,7 @@ def validate(draft: Answer, ctx: AnalysisContext, premises: Premises | None = No
         draft.action or "", ctx.message or "", log_texts(ctx.logs)
     )
     contradicted += unfit_value_violations(
-        draft.action or "", [ctx.message or "", *log_texts(ctx.logs)]
+        draft.action or "", [ctx.message or "", *log_texts(ctx.logs)], premises.facts
     )
     contradicted += foreign_api_violations(draft.action or "", premises.frameworks)
     complaints.extend(contradicted)

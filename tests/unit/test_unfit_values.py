@@ -90,3 +90,38 @@ def test_the_failure_may_be_shown_in_a_log_line():
 
 def test_every_rule_cites_a_public_source():
     assert all(rule.source.startswith("https://") for rule in load_rules())
+
+
+TRITON = (
+    "InferenceServerException: [StatusCode.INVALID_ARGUMENT] unexpected shape for input"
+    " 'input__0' for model 'clf'. Expected [-1, 64], got [64]"
+)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Flatten the input to 64 values and send it unbatched.",  # re-review line 152's class
+        "Remove the batch dimension and send 64 values.",
+        "Squeeze the leading axis with x.squeeze(0) before the request.",
+    ],
+)
+def test_dropping_the_batch_axis_the_model_expects_fails(action):
+    assert unfit_value_violations(action, [TRITON])
+    assert unfit_value_violations(action, ["shape error"], {"batch-axis-missing"})
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Send the input with a leading batch dimension, shape [1, 64].",
+        "Do not send it unbatched: reshape it to (1, 64) with x[None].",
+    ],
+)
+def test_adding_the_batch_axis_passes(action):
+    assert unfit_value_violations(action, [TRITON], {"batch-axis-missing"}) == []
+
+
+def test_an_unbatched_request_is_free_where_no_batch_axis_is_expected():
+    message = "unexpected shape for input 'x': Expected [1, 64, 64], got [64, 64]"
+    assert unfit_value_violations("Send the image unbatched.", [message]) == []

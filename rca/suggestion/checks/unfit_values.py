@@ -2,7 +2,8 @@
 
 ``strict=False`` ignores missing and unexpected keys, so a ``size mismatch for ...`` still
 raises; the fork start method cannot carry CUDA into worker processes; float32 weights take
-twice the memory when memory or the KV cache is what ran out. Which value cannot fix which
+twice the memory when memory or the KV cache is what ran out; an input sent unbatched cannot
+meet a shape whose leading batch axis it lacks. Which value cannot fix which
 failure is data, ``rca/knowledge/unfit-values.toml`` (one documented fact a row, with its
 source); this module only reads an answer against it. The value is read in the parts the
 answer says, not the ones it turns down (:func:`.negated_clauses.turned_down`: "use spawn
@@ -35,7 +36,8 @@ class UnfitValue:
     """One row of :data:`DATA`: a value that cannot get past one failure."""
 
     failure: str
-    message: LinearPattern
+    message: LinearPattern | None
+    fact: str
     answer: LinearPattern
     unless: LinearPattern | None
     why: str
@@ -51,11 +53,14 @@ def load_rules(path: Path = DATA) -> tuple[UnfitValue, ...]:
     for row in table.get("rule", []):
         if not str(row.get("source", "")).startswith("https://"):
             raise ValueError(f"{path.name}: the rule for {row.get('failure')!r} needs a source")
-        unless = row.get("unless")
+        unless, message = row.get("unless"), row.get("message")
+        if not message and not row.get("fact"):
+            raise ValueError(f"{path.name}: the rule for {row['failure']!r} needs message or fact")
         rules.append(
             UnfitValue(
                 str(row["failure"]),
-                linear(str(row["message"]), ignore_case=True),
+                linear(str(message), ignore_case=True) if message else None,
+                str(row.get("fact", "")),
                 linear(str(row["answer"]), ignore_case=True),
                 linear(str(unless), ignore_case=True) if unless else None,
                 str(row["why"]),
@@ -73,20 +78,24 @@ def _said(action: str) -> str:
     return text
 
 
-def unfit_value_violations(action: str, texts: Iterable[str]) -> list[str]:
+def unfit_value_violations(
+    action: str, texts: Iterable[str], facts: Iterable[str] = ()
+) -> list[str]:
     """Why ``action`` sets a value that cannot get past the failure ``texts`` (the message
-    and log lines) show, one complaint a row (empty: it sets none)."""
+    and log lines) or the incident's ``facts`` show, one complaint a row (empty: it sets
+    none)."""
     rules = load_rules()
     if not action or not rules:
         return []
     shown = [(text or "")[:MAX_SCAN_CHARS] for text in list(texts)[:_MAX_TEXTS]]
-    said = _said(action)
+    said, facts = _said(action), frozenset(facts)
     complaints = []
     for rule in rules:
         match = rule.answer.search(said)
         if match is None or (rule.unless is not None and rule.unless.search(said)):
             continue
-        if any(rule.message.search(text) for text in shown):
+        message = rule.message
+        if rule.fact in facts or (message and any(message.search(text) for text in shown)):
             complaints.append(
                 f"the incident shows {rule.failure}: {match.group(0).strip()!r} cannot fix"
                 f" that ({rule.why})"
