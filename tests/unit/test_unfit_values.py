@@ -125,3 +125,29 @@ def test_adding_the_batch_axis_passes(action):
 def test_an_unbatched_request_is_free_where_no_batch_axis_is_expected():
     message = "unexpected shape for input 'x': Expected [1, 64, 64], got [64, 64]"
     assert unfit_value_violations("Send the image unbatched.", [message]) == []
+
+
+BCE = "RuntimeError: torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to"
+BCE += " autocast."
+
+
+@pytest.mark.parametrize(
+    ("action", "harmful"),
+    [
+        (
+            "Keep the sigmoid and wrap nn.BCELoss in torch.autocast(enabled=False) while passing"
+            " sigmoid outputs in float16.",  # re-review line 129
+            True,
+        ),
+        ("Disable autocast around the loss and call it on p.half().", True),
+        ("Run BCELoss with its inputs in half precision.", True),
+        (
+            "Compute the loss in float32 outside autocast: F.binary_cross_entropy(p.float(), y).",
+            False,
+        ),
+        ("Drop the final sigmoid and use BCEWithLogitsLoss on the float16 logits.", False),
+        ("Disable autocast for the whole training loop.", False),
+    ],
+)
+def test_an_op_unsafe_to_autocast_is_not_fed_float16(action, harmful):
+    assert bool(unfit_value_violations(action, [BCE])) == harmful
