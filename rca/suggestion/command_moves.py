@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ingest.linear_regex import compile as linear
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.package_names import NOT_PACKAGES, package_name
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = ["COMMANDS_FILE", "CommandMove", "command_moves", "installs", "removed_packages"]
@@ -131,8 +132,6 @@ def _package_words(words: list[str]) -> list[str]:
 
 
 def _spec_move(spec: str, kind: str, pin: str, start: int) -> CommandMove | None:
-    from rca.suggestion.package_moves import NOT_PACKAGES, package_name
-
     name, _, version = spec.partition(pin) if pin in spec else (spec, "", "")
     name = name.split("[")[0]
     if not _NAME.match(name) or any(op in name for op in "=<>~!@"):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from ingest.linear_regex import compile as linear
 from rca.suggestion.command_moves import command_moves
 from rca.suggestion.negated_clauses import turned_down
+from rca.suggestion.package_names import NOT_PACKAGES, package_name
 from rca.suggestion.version_numbers import parse_version
 
 __all__ = ["NOT_PACKAGES", "UNNAMED", "Move", "moves", "package_name"]
@@ -32,24 +33,6 @@ _NUM = r"\d+(?:\.\d+)*"
 _Q = r"[`'\"]?"
 _MAX_ACTION = 2000
 _MAX_LISTED = 12
-#: Import aliases and display names that are not pip names.
-_ALIASES = {
-    "pytorch": "torch",
-    "np": "numpy",
-    "tf": "tensorflow",
-    "pd": "pandas",
-    "jnp": "jax",
-    "pil": "pillow",
-    "sklearn": "scikit-learn",
-}
-#: Words a package slot may catch that name no package.
-_NON_PACKAGE_WORDS = (
-    "a an the it its this that your version versions release releases package "
-    "packages library libraries is are was be to in of and or with using latest newer "
-    "older new old previous requirements requirement environment one module code any "
-    "all"
-)
-NOT_PACKAGES = frozenset(_NON_PACKAGE_WORDS.split())
 #: The words by which an action moves a package without naming it ("upgrade the library").
 _UNNAMED_WORDS = frozenset({"library", "framework"})
 UNNAMED = ""
@@ -80,12 +63,6 @@ _UPGRADE_FLAGS = frozenset({"-U", "--upgrade"})
 _UP_AGES = frozenset({"latest", "newest", "newer"})
 _UP_VERBS = frozenset({"upgrade", "update", "bump"})
 _DOWN_VERBS = frozenset({"downgrade", "roll back", "revert"})
-
-
-def package_name(name: str) -> str:
-    """The pip name a package slot of a message or action spells (``np`` is numpy)."""
-    name = name.strip("`'\"*").lower().replace("_", "-")
-    return _ALIASES.get(name, name)
 
 
 @dataclass(frozen=True)
